@@ -1,0 +1,7 @@
+// Stacks chain decoding: transactions, Clarity values, addresses, synthetic burnchain txs.
+export * from './address.js';
+export * from './clarity.js';
+export * from './pox-address.js';
+export * from './synthetic.js';
+export * from './transaction.js';
+export { hexToBuffer, toHex } from './bytes.js';

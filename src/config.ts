@@ -1,0 +1,105 @@
+import Type, { type Static } from 'typebox';
+import Value from 'typebox/value';
+
+/**
+ * Every setting of the service, read once from the environment at boot.
+ * Each entry names its environment variable, its default and what it does.
+ */
+const settings = {
+  DATABASE_URL: {
+    schema: Type.String(),
+    default: '',
+    doc: 'postgres://… URL of the PostgreSQL primary; when empty the embedded PGlite in PGLITE_DIR is used',
+  },
+  PGLITE_DIR: {
+    schema: Type.String({ minLength: 1 }),
+    default: './data/pglite',
+    doc: 'data directory of the embedded PGlite database (memory:// keeps it in memory)',
+  },
+  DB_POOL_MAX: {
+    schema: Type.Integer({ minimum: 1, maximum: 100 }),
+    default: 1,
+    doc: 'PostgreSQL connections per process (a pipelined single connection is fastest on 2 cores; PGlite always uses 1)',
+  },
+  API_HOST: {
+    schema: Type.String({ minLength: 1 }),
+    default: '0.0.0.0',
+    doc: 'public read API bind address',
+  },
+  API_PORT: {
+    schema: Type.Integer({ minimum: 0, maximum: 65535 }),
+    default: 3999,
+    doc: 'public read API port',
+  },
+  OBSERVER_HOST: {
+    schema: Type.String({ minLength: 1 }),
+    default: '127.0.0.1',
+    doc: 'event-observer bind address (loopback: only the local stacks-node may post)',
+  },
+  OBSERVER_PORT: {
+    schema: Type.Integer({ minimum: 0, maximum: 65535 }),
+    default: 3700,
+    doc: 'event-observer port',
+  },
+  OBSERVER_BODY_LIMIT_MB: {
+    schema: Type.Integer({ minimum: 1, maximum: 2048 }),
+    default: 500,
+    doc: 'largest event-observer message accepted, in MiB',
+  },
+  CHAIN_ID: {
+    schema: Type.String({ pattern: '^(0x[0-9a-fA-F]{1,8}|[0-9]+)$' }),
+    default: '0x00000001',
+    doc: 'Stacks chain id (0x00000001 mainnet, 0x80000000 testnet); decides the network of synthetic txs',
+  },
+  LOG_LEVEL: {
+    schema: Type.Union([
+      Type.Literal('fatal'),
+      Type.Literal('error'),
+      Type.Literal('warn'),
+      Type.Literal('info'),
+      Type.Literal('debug'),
+      Type.Literal('trace'),
+      Type.Literal('silent'),
+    ]),
+    default: 'info',
+    doc: 'pino log level',
+  },
+} as const;
+
+type Settings = typeof settings;
+export type Config = { [K in keyof Settings]: Static<Settings[K]['schema']> };
+export type ConfigKey = keyof Settings;
+
+export class ConfigError extends Error {}
+
+/** Reads and validates every setting; a bad value throws a ConfigError naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const config: Record<string, unknown> = {};
+  for (const [name, setting] of Object.entries(settings)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') {
+      config[name] = setting.default;
+      continue;
+    }
+    const value = Value.Convert(setting.schema, raw);
+    if (!Value.Check(setting.schema, value)) {
+      const detail = Value.Errors(setting.schema, value)[0]?.message ?? 'invalid value';
+      throw new ConfigError(`${name}=${JSON.stringify(raw)}: ${detail} (${setting.doc})`);
+    }
+    config[name] = value;
+  }
+  return config as Config;
+}
+
+/** The settings table for `--help` and the README. */
+export function describeConfig(): { name: string; default: string; doc: string }[] {
+  return Object.entries(settings).map(([name, s]) => ({ name, default: String(s.default), doc: s.doc }));
+}
+
+export function chainIdNumber(config: Pick<Config, 'CHAIN_ID'>): number {
+  return Number(config.CHAIN_ID);
+}
+
+export function isMainnet(config: Pick<Config, 'CHAIN_ID'>): boolean {
+  return chainIdNumber(config) === 1;
+}

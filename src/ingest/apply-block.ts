@@ -1,0 +1,220 @@
+import type { TransactionSql } from '../store/db.js';
+import {
+  canonicalBlocksAbove,
+  getBlock,
+  insertBlock,
+  insertChainRows,
+  insertMinerRewards,
+  setBlocksCanonical,
+  txIdsOfBlocks,
+  type StoredBlock,
+} from '../store/write/blocks.js';
+import { addBlockContributions, removeBlockContributions } from '../store/write/contributions.js';
+import { adoptGenesisRows } from '../store/write/genesis.js';
+import { collectMempoolGarbage, pruneMinedTxs, restoreToMempool } from '../store/write/mempool.js';
+import {
+  dropStagedRows,
+  insertMicroblocks,
+  markMicroblocksConfirmed,
+  microblockChain,
+  orphanMicroblocks,
+  unconfirmedMicroblocks,
+} from '../store/write/microblocks.js';
+import type { BlockRow, MicroblockRow, MinerRewardRow } from '../store/write/rows.js';
+import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
+import { buildChainRows, type Placement } from './chain-rows.js';
+import type { ApplyContext } from './context.js';
+import type { NewBlock } from './payloads.js';
+
+const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
+
+function blockRow(msg: NewBlock, canonical: boolean): BlockRow {
+  const cost = msg.anchored_cost ?? sumCosts(msg);
+  return {
+    index_block_hash: msg.index_block_hash,
+    block_hash: msg.block_hash,
+    block_height: msg.block_height,
+    parent_index_block_hash: msg.parent_index_block_hash,
+    parent_block_hash: msg.parent_block_hash,
+    parent_microblock_hash: msg.parent_microblock,
+    parent_microblock_sequence: msg.parent_microblock_sequence,
+    burn_block_hash: msg.burn_block_hash,
+    burn_block_height: msg.burn_block_height,
+    burn_block_time: msg.burn_block_time,
+    parent_burn_block_time: msg.parent_burn_block_timestamp ?? 0,
+    block_time: msg.block_time ?? msg.burn_block_time,
+    miner_txid: msg.miner_txid,
+    tenure_height: msg.tenure_height ?? null,
+    signer_bitvec: msg.signer_bitvec ?? null,
+    tx_count: msg.transactions.length,
+    execution_cost_read_count: cost.read_count,
+    execution_cost_read_length: cost.read_length,
+    execution_cost_runtime: cost.runtime,
+    execution_cost_write_count: cost.write_count,
+    execution_cost_write_length: cost.write_length,
+    canonical,
+  };
+}
+
+function sumCosts(msg: NewBlock) {
+  const total = { read_count: 0, read_length: 0, runtime: 0, write_count: 0, write_length: 0 };
+  for (const tx of msg.transactions) {
+    const c = tx.execution_cost;
+    if (!c) continue;
+    total.read_count += c.read_count;
+    total.read_length += c.read_length;
+    total.runtime += c.runtime;
+    total.write_count += c.write_count;
+    total.write_length += c.write_length;
+  }
+  return total;
+}
+
+function minerRewardRows(msg: NewBlock, canonical: boolean): MinerRewardRow[] {
+  return (msg.matured_miner_rewards ?? []).map((r) => ({
+    index_block_hash: msg.index_block_hash,
+    mature_block_height: msg.block_height,
+    from_index_consensus_hash: r.from_index_consensus_hash,
+    from_stacks_block_hash: r.from_stacks_block_hash,
+    recipient: r.recipient,
+    miner_address: r.miner_address ?? null,
+    coinbase_amount: String(r.coinbase_amount),
+    tx_fees_anchored: String(r.tx_fees_anchored),
+    tx_fees_streamed_confirmed: String(r.tx_fees_streamed_confirmed),
+    tx_fees_streamed_produced: String(r.tx_fees_streamed_produced),
+    canonical,
+  }));
+}
+
+/** Microblocks whose txs this block confirms, as first seen in the block (they may never have been streamed). */
+function confirmedMicroblockRows(msg: NewBlock, receivedAt: number): MicroblockRow[] {
+  const seen = new Map<string, MicroblockRow>();
+  for (const tx of msg.transactions) {
+    if (!tx.microblock_hash || seen.has(tx.microblock_hash)) continue;
+    seen.set(tx.microblock_hash, {
+      microblock_hash: tx.microblock_hash,
+      microblock_sequence: tx.microblock_sequence ?? 0,
+      microblock_parent_hash: tx.microblock_parent_hash ?? '',
+      parent_index_block_hash: msg.parent_index_block_hash,
+      index_block_hash: msg.index_block_hash,
+      block_height: msg.block_height,
+      burn_block_hash: msg.burn_block_hash,
+      burn_block_height: msg.burn_block_height,
+      burn_block_time: msg.burn_block_time,
+      microblock_canonical: true,
+      received_at: receivedAt,
+    });
+  }
+  return [...seen.values()];
+}
+
+/**
+ * Applies `/new_block`. A block higher than the tip becomes canonical ("higher wins"); if its parent is
+ * not canonical, the parent's fork is restored first and the blocks it replaces are orphaned. A block at or
+ * below the tip is stored as a non-canonical sibling. Returns false when the block was already known.
+ */
+export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: ApplyContext): Promise<boolean> {
+  if (await getBlock(sql, msg.index_block_hash)) return false;
+  const tip = await lockChainTip(sql);
+  const parent = await getBlock(sql, msg.parent_index_block_hash);
+  const canonical = msg.block_height > tip.block_height;
+  const adoptsGenesis = canonical && parent !== undefined && !parent.canonical && parent.block_height === 0;
+  if (canonical && parent && !parent.canonical && !adoptsGenesis) {
+    await restoreFork(sql, parent, tip, ctx);
+  }
+  if (canonical && !parent && tip.block_height > 0) {
+    ctx.logger.warn(
+      { block_height: msg.block_height, parent_index_block_hash: msg.parent_index_block_hash },
+      'block parent is unknown: messages were missed; indexing the block on its own',
+    );
+  }
+
+  const block = blockRow(msg, canonical);
+  await insertBlock(sql, block);
+  const placement: Placement = {
+    index_block_hash: block.index_block_hash,
+    block_hash: block.block_hash,
+    block_height: block.block_height,
+    block_time: block.block_time,
+    burn_block_time: block.burn_block_time,
+    burn_block_height: block.burn_block_height,
+    parent_burn_block_time: block.parent_burn_block_time,
+    parent_block_hash: block.parent_block_hash,
+    parent_index_block_hash: block.parent_index_block_hash,
+    canonical,
+  };
+  const rows = buildChainRows(msg.transactions, msg.events, placement, ctx.isMainnet);
+  await insertMicroblocks(sql, confirmedMicroblockRows(msg, ctx.receivedAt));
+  await insertChainRows(sql, rows);
+  await insertMinerRewards(sql, minerRewardRows(msg, canonical));
+  if (!canonical) return true;
+
+  if (adoptsGenesis) {
+    await adoptGenesisRows(sql, parent.index_block_hash, block, msg.transactions.length);
+  }
+  await confirmMicroblocks(sql, msg, ctx, tip);
+  await addBlockContributions(sql, [block.index_block_hash]);
+  await pruneMinedTxs(sql, [block.index_block_hash]);
+  await setChainTipBlock(sql, block, [
+    msg.pox_v1_unlock_height,
+    msg.pox_v2_unlock_height,
+    msg.pox_v3_unlock_height,
+    msg.pox_v4_unlock_height,
+  ]);
+  await collectMempoolGarbage(sql, block.block_height, block.signer_bitvec !== null, ctx.receivedAt);
+  await touchMempool(sql, new Date(ctx.receivedAt * 1000));
+  return true;
+}
+
+/**
+ * The new block confirms the microblock stream of its parent up to `parent_microblock`. The staged copies
+ * of confirmed microblock txs give way to the block's rows; every other unconfirmed microblock is orphaned
+ * and its txs go back to the mempool.
+ */
+async function confirmMicroblocks(sql: TransactionSql, msg: NewBlock, ctx: ApplyContext, tip: ChainTip) {
+  const accepted =
+    msg.parent_microblock === ZERO_HASH
+      ? []
+      : await microblockChain(sql, msg.parent_index_block_hash, msg.parent_microblock);
+  await markMicroblocksConfirmed(sql, accepted, msg);
+  await dropStagedRows(sql, accepted);
+  const acceptedSet = new Set(accepted);
+  const orphaned = (await unconfirmedMicroblocks(sql))
+    .map((m) => m.microblock_hash)
+    .filter((hash) => !acceptedSet.has(hash));
+  const orphanedTxIds = await orphanMicroblocks(sql, orphaned);
+  await restoreToMempool(sql, orphanedTxIds, ctx.receivedAt, tip.block_height);
+}
+
+/**
+ * Makes the fork ending at `parent` canonical: walks down to the last canonical ancestor, orphans every
+ * canonical block above it (and the unconfirmed microblocks on the old tip), then restores the fork's blocks.
+ * Txs of orphaned blocks that the restored fork does not contain go back to the mempool.
+ */
+async function restoreFork(sql: TransactionSql, parent: StoredBlock, tip: ChainTip, ctx: ApplyContext) {
+  const fork: StoredBlock[] = [];
+  let block: StoredBlock | undefined = parent;
+  while (block && !block.canonical) {
+    fork.unshift(block);
+    block = await getBlock(sql, block.parent_index_block_hash);
+  }
+  const forkPoint = block ? block.block_height : fork[0].block_height - 1;
+  const orphaned = (await canonicalBlocksAbove(sql, forkPoint)).map((b) => b.index_block_hash);
+  const restored = fork.map((b) => b.index_block_hash);
+  ctx.logger.info(
+    { fork_point: forkPoint, orphaned: orphaned.length, restored: restored.length },
+    'reorg: restoring a fork',
+  );
+
+  const orphanedMicroblockTxIds = await orphanMicroblocks(
+    sql,
+    (await unconfirmedMicroblocks(sql)).map((m) => m.microblock_hash),
+  );
+  await removeBlockContributions(sql, orphaned);
+  await setBlocksCanonical(sql, orphaned, false);
+  await setBlocksCanonical(sql, restored, true);
+  await addBlockContributions(sql, restored);
+  await pruneMinedTxs(sql, restored);
+  const orphanedTxIds = [...(await txIdsOfBlocks(sql, orphaned)), ...orphanedMicroblockTxIds];
+  await restoreToMempool(sql, orphanedTxIds, ctx.receivedAt, tip.block_height);
+}

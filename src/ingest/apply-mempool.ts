@@ -1,0 +1,57 @@
+import { txIdFromRaw } from '../chain/index.js';
+import type { TransactionSql } from '../store/db.js';
+import { dropMempoolTxs, receiveMempoolTxs } from '../store/write/mempool.js';
+import { MempoolStatus, type MempoolTxRow } from '../store/write/rows.js';
+import { lockChainTip, touchMempool } from '../store/write/tip.js';
+import { InvalidMessageError, decodeRawTx, decodedColumns } from './chain-rows.js';
+import type { ApplyContext } from './context.js';
+import type { DropMempoolTx, NewMempoolTx } from './payloads.js';
+
+/** Applies `/new_mempool_tx`: raw txs the node accepted into its mempool. */
+export async function applyNewMempoolTxs(
+  sql: TransactionSql,
+  msg: NewMempoolTx,
+  ctx: ApplyContext,
+): Promise<boolean> {
+  const tip = await lockChainTip(sql);
+  const rows: MempoolTxRow[] = msg.map((rawTx) => {
+    const txId = txIdFromRaw(rawTx);
+    return {
+      ...decodedColumns(txId, rawTx, decodeRawTx(rawTx, txId)),
+      pruned: false,
+      status: MempoolStatus.pending,
+      replaced_by_tx_id: null,
+      receipt_time: ctx.receivedAt,
+      receipt_block_height: tip.block_height,
+    };
+  });
+  const changed = await receiveMempoolTxs(sql, rows);
+  if (changed > 0) await touchMempool(sql, new Date(ctx.receivedAt * 1000));
+  return changed > 0;
+}
+
+const DROP_REASONS: Record<string, number> = {
+  ReplaceByFee: MempoolStatus.dropped_replace_by_fee,
+  ReplaceAcrossFork: MempoolStatus.dropped_replace_across_fork,
+  TooExpensive: MempoolStatus.dropped_too_expensive,
+  StaleGarbageCollect: MempoolStatus.dropped_stale_garbage_collect,
+  Problematic: MempoolStatus.dropped_problematic,
+};
+
+/** Applies `/drop_mempool_tx`: txs the node removed from its mempool, with the reason. */
+export async function applyDropMempoolTxs(
+  sql: TransactionSql,
+  msg: DropMempoolTx,
+  ctx: ApplyContext,
+): Promise<boolean> {
+  const status = DROP_REASONS[msg.reason];
+  if (status === undefined) {
+    throw new InvalidMessageError(
+      `unknown drop reason "${msg.reason}" (expected one of ${Object.keys(DROP_REASONS).join(', ')})`,
+    );
+  }
+  await lockChainTip(sql);
+  const changed = await dropMempoolTxs(sql, msg.dropped_txids, status, msg.new_txid ?? null);
+  if (changed > 0) await touchMempool(sql, new Date(ctx.receivedAt * 1000));
+  return changed > 0;
+}

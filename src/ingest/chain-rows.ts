@@ -1,0 +1,319 @@
+import { decodeSyntheticTx, decodeTransaction, type BlockTxJson, type DecodedTx } from '../chain/index.js';
+import type { BlockTransaction, ChainEvent } from './payloads.js';
+import {
+  ANCHORED_SEQUENCE,
+  AnchorMode,
+  AssetEventType,
+  EventKind,
+  PostConditionMode,
+  TxStatus,
+  type ChainRows,
+  type DecodedTxColumns,
+  type EventRow,
+  type PrincipalTxRow,
+  type SmartContractRow,
+  type TxRow,
+} from '../store/write/rows.js';
+
+/** A message the node sent that cannot be applied as given: answered 400, nothing written. */
+export class InvalidMessageError extends Error {}
+
+/** Where a batch of transactions sits in the chain: an anchored block, or the unconfirmed microblock stream. */
+export interface Placement {
+  index_block_hash: string;
+  block_hash: string;
+  block_height: number;
+  block_time: number;
+  burn_block_time: number;
+  burn_block_height: number;
+  parent_burn_block_time: number;
+  parent_block_hash: string;
+  parent_index_block_hash: string;
+  canonical: boolean;
+}
+
+const SYNTHETIC_RAW_TX = '0x00';
+
+export function decodedColumns(txId: string, rawTx: string, decoded: DecodedTx): DecodedTxColumns {
+  return {
+    tx_id: txId,
+    type_id: decoded.typeId,
+    nonce: decoded.nonce,
+    fee_rate: decoded.feeRate,
+    sender_address: decoded.senderAddress,
+    sponsored: decoded.sponsored,
+    sponsor_address: decoded.sponsorAddress,
+    sponsor_nonce: decoded.sponsorNonce,
+    anchor_mode: AnchorMode[decoded.anchorMode],
+    post_condition_mode: PostConditionMode[decoded.postConditionMode],
+    post_conditions: decoded.postConditions,
+    payload: decoded.payload,
+    token_transfer_recipient: decoded.tokenTransferRecipient,
+    token_transfer_amount: decoded.tokenTransferAmount,
+    contract_call_contract_id: decoded.contractCallContractId,
+    smart_contract_contract_id: decoded.smartContractContractId,
+    raw_tx: rawTx,
+    tx_size: decoded.byteLength,
+  };
+}
+
+export function decodeRawTx(rawTx: string, txId: string): DecodedTx {
+  try {
+    return decodeTransaction(rawTx);
+  } catch (err) {
+    throw new InvalidMessageError(`transaction ${txId} cannot be decoded: ${(err as Error).message}`);
+  }
+}
+
+function txStatus(status: string, txId: string): number {
+  const code = (TxStatus as Record<string, number>)[status];
+  if (code === undefined) throw new InvalidMessageError(`transaction ${txId} has unknown status "${status}"`);
+  return code;
+}
+
+function str(body: Record<string, unknown>, key: string): string | null {
+  const v = body[key];
+  return v === undefined || v === null ? null : String(v);
+}
+
+/** The event's type-specific body, or null for event types this index does not keep. */
+function eventRowPayload(
+  event: ChainEvent,
+): Omit<
+  EventRow,
+  | 'tx_id'
+  | 'index_block_hash'
+  | 'microblock_hash'
+  | 'event_index'
+  | 'block_height'
+  | 'tx_index'
+  | 'microblock_sequence'
+  | 'canonical'
+  | 'microblock_canonical'
+> | null {
+  const body = event[event.type] as Record<string, unknown> | undefined;
+  if (!body || typeof body !== 'object') {
+    throw new InvalidMessageError(`event ${event.event_index} of ${event.txid} has no "${event.type}" body`);
+  }
+  const none = {
+    asset_event_type: null,
+    sender: null,
+    recipient: null,
+    amount: null,
+    asset_identifier: null,
+    value: null,
+    memo: null,
+    contract_id: null,
+    topic: null,
+    locked_address: null,
+    unlock_height: null,
+  };
+  const [family, action] = splitEventType(event.type);
+  switch (family) {
+    case 'stx':
+      if (action === 'lock') {
+        return {
+          ...none,
+          kind: EventKind.stxLock,
+          amount: str(body, 'locked_amount'),
+          locked_address: str(body, 'locked_address'),
+          unlock_height: Number(body.unlock_height),
+          contract_id: str(body, 'contract_identifier'),
+        };
+      }
+      return {
+        ...none,
+        kind: EventKind.stxAsset,
+        asset_event_type: AssetEventType[action as keyof typeof AssetEventType],
+        sender: str(body, 'sender'),
+        recipient: str(body, 'recipient'),
+        amount: str(body, 'amount'),
+        memo: typeof body.memo === 'string' ? '0x' + body.memo.replace(/^0x/, '') : null,
+      };
+    case 'ft':
+      return {
+        ...none,
+        kind: EventKind.ftAsset,
+        asset_event_type: AssetEventType[action as keyof typeof AssetEventType],
+        sender: str(body, 'sender'),
+        recipient: str(body, 'recipient'),
+        amount: str(body, 'amount'),
+        asset_identifier: str(body, 'asset_identifier'),
+      };
+    case 'nft':
+      return {
+        ...none,
+        kind: EventKind.nftAsset,
+        asset_event_type: AssetEventType[action as keyof typeof AssetEventType],
+        sender: str(body, 'sender'),
+        recipient: str(body, 'recipient'),
+        asset_identifier: str(body, 'asset_identifier'),
+        value: str(body, 'raw_value'),
+      };
+    case 'contract':
+      return {
+        ...none,
+        kind: EventKind.contractLog,
+        contract_id: str(body, 'contract_identifier'),
+        topic: str(body, 'topic'),
+        value: str(body, 'raw_value'),
+      };
+    default:
+      return null;
+  }
+}
+
+const EVENT_TYPES: Record<string, [string, string]> = {
+  stx_transfer_event: ['stx', 'transfer'],
+  stx_mint_event: ['stx', 'mint'],
+  stx_burn_event: ['stx', 'burn'],
+  stx_lock_event: ['stx', 'lock'],
+  ft_transfer_event: ['ft', 'transfer'],
+  ft_mint_event: ['ft', 'mint'],
+  ft_burn_event: ['ft', 'burn'],
+  nft_transfer_event: ['nft', 'transfer'],
+  nft_mint_event: ['nft', 'mint'],
+  nft_burn_event: ['nft', 'burn'],
+  contract_event: ['contract', 'log'],
+};
+
+function splitEventType(type: string): [string, string] {
+  return EVENT_TYPES[type] ?? ['other', ''];
+}
+
+/**
+ * Decodes the transactions and events of a block or microblock message into rows. Events of failed
+ * transactions and uncommitted events are dropped; each transaction's events are renumbered 0..n-1 in
+ * the node's order. Synthetic (burnchain) transactions without events are skipped, as upstream does.
+ */
+export function buildChainRows(
+  transactions: BlockTransaction[],
+  events: ChainEvent[],
+  placement: Placement,
+  isMainnet: boolean,
+): ChainRows {
+  const eventsByTx = new Map<string, ChainEvent[]>();
+  for (const event of events) {
+    const list = eventsByTx.get(event.txid);
+    if (list) list.push(event);
+    else eventsByTx.set(event.txid, [event]);
+  }
+
+  const rows: ChainRows = { txs: [], events: [], smartContracts: [], principalTxs: [] };
+  for (const tx of transactions) {
+    const txEvents = (eventsByTx.get(tx.txid) ?? []).sort((a, b) => a.event_index - b.event_index);
+    let decoded: DecodedTx | null;
+    if (tx.raw_tx === SYNTHETIC_RAW_TX) {
+      try {
+        decoded = decodeSyntheticTx(tx as BlockTxJson, txEvents, isMainnet, placement.burn_block_height);
+      } catch (err) {
+        throw new InvalidMessageError(
+          `burnchain transaction ${tx.txid} cannot be reconstructed: ${(err as Error).message}`,
+        );
+      }
+      if (!decoded) continue;
+    } else {
+      decoded = decodeRawTx(tx.raw_tx, tx.txid);
+    }
+    const status = txStatus(tx.status, tx.txid);
+    const microblockHash = tx.microblock_hash ?? '';
+    const microblockSequence = tx.microblock_hash ? (tx.microblock_sequence ?? 0) : ANCHORED_SEQUENCE;
+    const cost = tx.execution_cost;
+    const keptEvents = status === TxStatus.success ? txEvents.filter((e) => e.committed !== false) : [];
+    const located = {
+      tx_id: tx.txid,
+      index_block_hash: placement.index_block_hash,
+      microblock_hash: microblockHash,
+      block_height: placement.block_height,
+      tx_index: tx.tx_index,
+      microblock_sequence: microblockSequence,
+      canonical: placement.canonical,
+      microblock_canonical: true,
+    };
+
+    const principals = new Set<string>();
+    principals.add(decoded.senderAddress);
+    if (decoded.tokenTransferRecipient) principals.add(decoded.tokenTransferRecipient);
+    if (decoded.contractCallContractId) principals.add(decoded.contractCallContractId);
+    if (decoded.smartContractContractId) principals.add(decoded.smartContractContractId);
+
+    let eventIndex = 0;
+    for (const event of keptEvents) {
+      const body = eventRowPayload(event);
+      if (!body) continue;
+      rows.events.push({ ...located, event_index: eventIndex++, ...body });
+      if (
+        body.kind === EventKind.stxAsset ||
+        body.kind === EventKind.ftAsset ||
+        body.kind === EventKind.nftAsset
+      ) {
+        if (body.sender) principals.add(body.sender);
+        if (body.recipient) principals.add(body.recipient);
+      }
+    }
+
+    rows.txs.push({
+      ...decodedColumns(tx.txid, tx.raw_tx, decoded),
+      index_block_hash: placement.index_block_hash,
+      microblock_hash: microblockHash,
+      block_hash: placement.block_hash,
+      block_height: placement.block_height,
+      block_time: placement.block_time,
+      burn_block_time: placement.burn_block_time,
+      burn_block_height: placement.burn_block_height,
+      parent_burn_block_time: placement.parent_burn_block_time,
+      parent_block_hash: placement.parent_block_hash,
+      parent_index_block_hash: placement.parent_index_block_hash,
+      tx_index: tx.tx_index,
+      microblock_sequence: microblockSequence,
+      canonical: placement.canonical,
+      microblock_canonical: true,
+      status,
+      raw_result: tx.raw_result,
+      vm_error: tx.vm_error ?? null,
+      event_count: eventIndex,
+      execution_cost_read_count: cost?.read_count ?? 0,
+      execution_cost_read_length: cost?.read_length ?? 0,
+      execution_cost_runtime: cost?.runtime ?? 0,
+      execution_cost_write_count: cost?.write_count ?? 0,
+      execution_cost_write_length: cost?.write_length ?? 0,
+    });
+
+    for (const principal of principals) {
+      const row: PrincipalTxRow = {
+        principal,
+        tx_id: tx.txid,
+        index_block_hash: placement.index_block_hash,
+        microblock_hash: microblockHash,
+        block_height: placement.block_height,
+        microblock_sequence: microblockSequence,
+        tx_index: tx.tx_index,
+        canonical: placement.canonical,
+        microblock_canonical: true,
+      };
+      rows.principalTxs.push(row);
+    }
+
+    const abi = tx.contract_abi ?? tx.contract_interface ?? null;
+    if (decoded.smartContractContractId && status === TxStatus.success) {
+      const contract: SmartContractRow = {
+        contract_id: decoded.smartContractContractId,
+        tx_id: tx.txid,
+        index_block_hash: placement.index_block_hash,
+        microblock_hash: microblockHash,
+        block_height: placement.block_height,
+        clarity_version: clarityVersion(decoded),
+        abi: typeof abi === 'string' ? JSON.parse(abi) : abi,
+        canonical: placement.canonical,
+        microblock_canonical: true,
+      };
+      rows.smartContracts.push(contract);
+    }
+  }
+  return rows;
+}
+
+function clarityVersion(decoded: DecodedTx): number | null {
+  const sc = decoded.payload.smart_contract as { clarity_version?: number | null } | undefined;
+  return sc?.clarity_version ?? null;
+}

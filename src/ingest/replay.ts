@@ -1,0 +1,97 @@
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import type { Store } from '../store/store.js';
+import type { Ingestor } from './ingestor.js';
+import { fileSize, formatTsvLine, readTsv } from './tsv.js';
+
+export interface ReplayStats {
+  messages: number;
+  duplicates: number;
+  blocks: number;
+  seconds: number;
+}
+
+export interface ReplayOptions {
+  /** Called after each message, for progress display. */
+  onProgress?: (progress: { bytesRead: number; totalBytes: number; stats: ReplayStats }) => void;
+}
+
+/**
+ * Replays a recorded event stream through the same ingestor the live observer uses, in file order. Stops
+ * at the first message that fails, naming its line id.
+ */
+export async function replayFile(
+  ingestor: Ingestor,
+  file: string,
+  options: ReplayOptions = {},
+): Promise<ReplayStats> {
+  const totalBytes = await fileSize(file);
+  const started = performance.now();
+  const stats: ReplayStats = { messages: 0, duplicates: 0, blocks: 0, seconds: 0 };
+  for await (const message of readTsv(file)) {
+    let outcome;
+    try {
+      outcome = await ingestor.apply(message.path, message.payload, message.receivedAt);
+    } catch (err) {
+      throw new Error(`message ${message.id} (${message.path}) failed: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    stats.messages++;
+    if (outcome === 'duplicate') stats.duplicates++;
+    if (message.path === '/new_block') stats.blocks++;
+    stats.seconds = (performance.now() - started) / 1000;
+    options.onProgress?.({ bytesRead: message.bytesRead, totalBytes, stats });
+  }
+  stats.seconds = (performance.now() - started) / 1000;
+  return stats;
+}
+
+/** Writes the raw message log as a TSV that `replayFile` (and the original API's importer) can read. */
+export async function exportFile(store: Store, file: string): Promise<number> {
+  const out = createWriteStream(file, { encoding: 'utf8' });
+  let count = 0;
+  let lastId = 0;
+  for (;;) {
+    const rows = await store.sql<{ id: number; received_at: Date; path: string; payload: string }[]>`
+      SELECT id, received_at, path, payload FROM observer_messages WHERE id > ${lastId} ORDER BY id LIMIT 500`;
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      const line = formatTsvLine({
+        id: String(row.id),
+        receivedAt: row.received_at,
+        path: row.path,
+        payload: row.payload,
+      });
+      if (!out.write(line)) await once(out, 'drain');
+      count++;
+    }
+    lastId = rows[rows.length - 1].id;
+  }
+  out.end();
+  await once(out, 'finish');
+  return count;
+}
+
+/** A one-line progress bar on stderr: percent, messages, blocks/s. */
+export function progressBar(label: string) {
+  let last = 0;
+  return {
+    update({ bytesRead, totalBytes, stats }: { bytesRead: number; totalBytes: number; stats: ReplayStats }) {
+      const now = performance.now();
+      if (now - last < 200 && bytesRead < totalBytes) return;
+      last = now;
+      const ratio = totalBytes > 0 ? Math.min(1, bytesRead / totalBytes) : 1;
+      const width = 30;
+      const filled = Math.round(ratio * width);
+      const rate = stats.seconds > 0 ? stats.blocks / stats.seconds : 0;
+      process.stderr.write(
+        `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(ratio * 100).toFixed(0).padStart(3)}% ` +
+          `${stats.messages} msgs, ${stats.blocks} blocks, ${rate.toFixed(1)} blocks/s   `,
+      );
+    },
+    done() {
+      process.stderr.write('\n');
+    },
+  };
+}

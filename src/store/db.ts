@@ -1,0 +1,102 @@
+import postgres from 'postgres';
+import type { Logger } from 'pino';
+
+export type Sql = postgres.Sql<Record<string, unknown>>;
+export type TransactionSql = postgres.TransactionSql<Record<string, unknown>>;
+export type Engine = 'postgres' | 'pglite';
+
+export interface Database {
+  readonly engine: Engine;
+  readonly sql: Sql;
+  /** Where the data lives, without credentials, for logs. */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** postgres://… to use PostgreSQL; empty to use the embedded PGlite. */
+  url: string;
+  /** PGlite data directory; `memory://` for a throwaway in-memory database. */
+  pgliteDir: string;
+  poolMax: number;
+  logger?: Logger;
+  /** Tag shown in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/**
+ * int8 arrives from postgres.js as a string; every int8 this schema holds (times, costs, counts) fits in a
+ * double, so it becomes a number at the edge. Amounts are `numeric` and stay decimal strings.
+ */
+const clientTypes = {
+  int8: {
+    to: 20,
+    from: [20],
+    serialize: (value: number | bigint | string) => String(value),
+    parse: (value: string) => Number(value),
+  },
+};
+
+function clientOptions(options: DatabaseOptions, max: number) {
+  return {
+    max,
+    types: clientTypes,
+    onnotice: () => {},
+    idle_timeout: 0,
+    connect_timeout: 10,
+    connection: { application_name: options.applicationName ?? 'stacks-read-api' },
+    // Statements are prepared once per connection; hot reads are always the same few shapes.
+    prepare: true,
+  } as const;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.url) return openPostgres(options);
+  return openPglite(options);
+}
+
+function openPostgres(options: DatabaseOptions): Database {
+  const sql = postgres(options.url, clientOptions(options, options.poolMax)) as unknown as Sql;
+  const url = new URL(options.url);
+  return {
+    engine: 'postgres',
+    sql,
+    description: `postgres://${url.hostname}:${url.port || 5432}${url.pathname}`,
+    close: () => sql.end({ timeout: 5 }),
+  };
+}
+
+/**
+ * PGlite runs in this process; postgres.js reaches it through a loopback socket so both engines share one
+ * client and one SQL dialect. PGlite has a single session, so the pool is exactly one connection.
+ */
+async function openPglite(options: DatabaseOptions): Promise<Database> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+  const inMemory = options.pgliteDir.startsWith('memory://');
+  if (!inMemory) {
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(options.pgliteDir, { recursive: true });
+  }
+  const pglite = await PGlite.create(inMemory ? undefined : options.pgliteDir);
+  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
+  await server.start();
+  const port = Number(server.getServerConn().split(':').pop());
+  const sql = postgres({
+    host: '127.0.0.1',
+    port,
+    database: 'postgres',
+    username: 'postgres',
+    ...clientOptions(options, 1),
+  }) as unknown as Sql;
+  return {
+    engine: 'pglite',
+    sql,
+    description: inMemory ? 'pglite (in memory)' : `pglite ${options.pgliteDir}`,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await server.stop();
+      await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,234 @@
+import type { TransactionSql } from '../db.js';
+import { bulkInsert, type ColumnSpec } from './bulk.js';
+import type {
+  BlockRow,
+  ChainRows,
+  DecodedTxColumns,
+  EventRow,
+  MicroblockRow,
+  MinerRewardRow,
+  PrincipalTxRow,
+  SmartContractRow,
+  TxRow,
+} from './rows.js';
+
+const blockColumns: ColumnSpec<BlockRow> = [
+  ['index_block_hash', 'text'],
+  ['block_hash', 'text'],
+  ['block_height', 'int4'],
+  ['parent_index_block_hash', 'text'],
+  ['parent_block_hash', 'text'],
+  ['parent_microblock_hash', 'text'],
+  ['parent_microblock_sequence', 'int4'],
+  ['burn_block_hash', 'text'],
+  ['burn_block_height', 'int4'],
+  ['burn_block_time', 'int8'],
+  ['parent_burn_block_time', 'int8'],
+  ['block_time', 'int8'],
+  ['miner_txid', 'text'],
+  ['tenure_height', 'int4'],
+  ['signer_bitvec', 'text'],
+  ['tx_count', 'int4'],
+  ['execution_cost_read_count', 'int8'],
+  ['execution_cost_read_length', 'int8'],
+  ['execution_cost_runtime', 'int8'],
+  ['execution_cost_write_count', 'int8'],
+  ['execution_cost_write_length', 'int8'],
+  ['canonical', 'bool'],
+];
+
+export const decodedTxColumns: ColumnSpec<DecodedTxColumns> = [
+  ['tx_id', 'text'],
+  ['type_id', 'int2'],
+  ['nonce', 'int8'],
+  ['fee_rate', 'numeric'],
+  ['sender_address', 'text'],
+  ['sponsored', 'bool'],
+  ['sponsor_address', 'text'],
+  ['sponsor_nonce', 'int8'],
+  ['anchor_mode', 'int2'],
+  ['post_condition_mode', 'int2'],
+  ['post_conditions', 'jsonb'],
+  ['payload', 'jsonb'],
+  ['token_transfer_recipient', 'text'],
+  ['token_transfer_amount', 'numeric'],
+  ['contract_call_contract_id', 'text'],
+  ['smart_contract_contract_id', 'text'],
+  ['raw_tx', 'text'],
+  ['tx_size', 'int4'],
+];
+
+const txColumns: ColumnSpec<TxRow> = [
+  ...decodedTxColumns,
+  ['index_block_hash', 'text'],
+  ['microblock_hash', 'text'],
+  ['block_hash', 'text'],
+  ['block_height', 'int4'],
+  ['block_time', 'int8'],
+  ['burn_block_time', 'int8'],
+  ['burn_block_height', 'int4'],
+  ['parent_burn_block_time', 'int8'],
+  ['parent_block_hash', 'text'],
+  ['parent_index_block_hash', 'text'],
+  ['tx_index', 'int4'],
+  ['microblock_sequence', 'int4'],
+  ['canonical', 'bool'],
+  ['microblock_canonical', 'bool'],
+  ['status', 'int2'],
+  ['raw_result', 'text'],
+  ['vm_error', 'text'],
+  ['event_count', 'int4'],
+  ['execution_cost_read_count', 'int8'],
+  ['execution_cost_read_length', 'int8'],
+  ['execution_cost_runtime', 'int8'],
+  ['execution_cost_write_count', 'int8'],
+  ['execution_cost_write_length', 'int8'],
+];
+
+const eventColumns: ColumnSpec<EventRow> = [
+  ['tx_id', 'text'],
+  ['index_block_hash', 'text'],
+  ['microblock_hash', 'text'],
+  ['event_index', 'int4'],
+  ['block_height', 'int4'],
+  ['tx_index', 'int4'],
+  ['microblock_sequence', 'int4'],
+  ['canonical', 'bool'],
+  ['microblock_canonical', 'bool'],
+  ['kind', 'int2'],
+  ['asset_event_type', 'int2'],
+  ['sender', 'text'],
+  ['recipient', 'text'],
+  ['amount', 'numeric'],
+  ['asset_identifier', 'text'],
+  ['value', 'text'],
+  ['memo', 'text'],
+  ['contract_id', 'text'],
+  ['topic', 'text'],
+  ['locked_address', 'text'],
+  ['unlock_height', 'int8'],
+];
+
+const smartContractColumns: ColumnSpec<SmartContractRow> = [
+  ['contract_id', 'text'],
+  ['tx_id', 'text'],
+  ['index_block_hash', 'text'],
+  ['microblock_hash', 'text'],
+  ['block_height', 'int4'],
+  ['clarity_version', 'int2'],
+  ['abi', 'jsonb'],
+  ['canonical', 'bool'],
+  ['microblock_canonical', 'bool'],
+];
+
+const principalTxColumns: ColumnSpec<PrincipalTxRow> = [
+  ['principal', 'text'],
+  ['tx_id', 'text'],
+  ['index_block_hash', 'text'],
+  ['microblock_hash', 'text'],
+  ['block_height', 'int4'],
+  ['microblock_sequence', 'int4'],
+  ['tx_index', 'int4'],
+  ['canonical', 'bool'],
+  ['microblock_canonical', 'bool'],
+];
+
+const minerRewardColumns: ColumnSpec<MinerRewardRow> = [
+  ['index_block_hash', 'text'],
+  ['mature_block_height', 'int4'],
+  ['from_index_consensus_hash', 'text'],
+  ['from_stacks_block_hash', 'text'],
+  ['recipient', 'text'],
+  ['miner_address', 'text'],
+  ['coinbase_amount', 'numeric'],
+  ['tx_fees_anchored', 'numeric'],
+  ['tx_fees_streamed_confirmed', 'numeric'],
+  ['tx_fees_streamed_produced', 'numeric'],
+  ['canonical', 'bool'],
+];
+
+export const microblockColumns: ColumnSpec<MicroblockRow> = [
+  ['microblock_hash', 'text'],
+  ['microblock_sequence', 'int4'],
+  ['microblock_parent_hash', 'text'],
+  ['parent_index_block_hash', 'text'],
+  ['index_block_hash', 'text'],
+  ['block_height', 'int4'],
+  ['burn_block_hash', 'text'],
+  ['burn_block_height', 'int4'],
+  ['burn_block_time', 'int8'],
+  ['microblock_canonical', 'bool'],
+  ['received_at', 'int8'],
+];
+
+export async function insertBlock(sql: TransactionSql, block: BlockRow): Promise<void> {
+  await bulkInsert(sql, 'blocks', blockColumns, [block]);
+}
+
+export async function insertMinerRewards(sql: TransactionSql, rows: MinerRewardRow[]): Promise<void> {
+  await bulkInsert(sql, 'miner_rewards', minerRewardColumns, rows);
+}
+
+/** Inserts the txs, events, deployed contracts and principal index rows of a block or microblock batch. */
+export async function insertChainRows(sql: TransactionSql, rows: ChainRows): Promise<void> {
+  await bulkInsert(sql, 'txs', txColumns, rows.txs, 'ON CONFLICT DO NOTHING');
+  await bulkInsert(sql, 'events', eventColumns, rows.events, 'ON CONFLICT DO NOTHING');
+  await bulkInsert(
+    sql,
+    'smart_contracts',
+    smartContractColumns,
+    rows.smartContracts,
+    'ON CONFLICT DO NOTHING',
+  );
+  await bulkInsert(sql, 'principal_txs', principalTxColumns, rows.principalTxs, 'ON CONFLICT DO NOTHING');
+}
+
+export interface StoredBlock {
+  index_block_hash: string;
+  block_hash: string;
+  block_height: number;
+  parent_index_block_hash: string;
+  burn_block_height: number;
+  canonical: boolean;
+}
+
+export async function getBlock(
+  sql: TransactionSql,
+  indexBlockHash: string,
+): Promise<StoredBlock | undefined> {
+  const [block] = await sql<StoredBlock[]>`
+    SELECT index_block_hash, block_hash, block_height, parent_index_block_hash, burn_block_height, canonical
+    FROM blocks WHERE index_block_hash = ${indexBlockHash}`;
+  return block;
+}
+
+/** Canonical blocks above a height, highest first. */
+export async function canonicalBlocksAbove(sql: TransactionSql, height: number): Promise<StoredBlock[]> {
+  return sql<StoredBlock[]>`
+    SELECT index_block_hash, block_hash, block_height, parent_index_block_hash, burn_block_height, canonical
+    FROM blocks WHERE canonical AND block_height > ${height}
+    ORDER BY block_height DESC`;
+}
+
+/** Flips `canonical` on a set of blocks and every row mined in them. */
+export async function setBlocksCanonical(
+  sql: TransactionSql,
+  indexBlockHashes: string[],
+  canonical: boolean,
+): Promise<void> {
+  if (indexBlockHashes.length === 0) return;
+  await sql`UPDATE blocks SET canonical = ${canonical} WHERE index_block_hash = ANY(${indexBlockHashes})`;
+  await sql`UPDATE txs SET canonical = ${canonical} WHERE index_block_hash = ANY(${indexBlockHashes})`;
+  await sql`UPDATE events SET canonical = ${canonical} WHERE index_block_hash = ANY(${indexBlockHashes})`;
+  await sql`UPDATE smart_contracts SET canonical = ${canonical} WHERE index_block_hash = ANY(${indexBlockHashes})`;
+  await sql`UPDATE principal_txs SET canonical = ${canonical} WHERE index_block_hash = ANY(${indexBlockHashes})`;
+  await sql`UPDATE miner_rewards SET canonical = ${canonical} WHERE index_block_hash = ANY(${indexBlockHashes})`;
+}
+
+/** Tx ids mined in a set of blocks. */
+export async function txIdsOfBlocks(sql: TransactionSql, indexBlockHashes: string[]): Promise<string[]> {
+  if (indexBlockHashes.length === 0) return [];
+  const rows = await sql<{ tx_id: string }[]>`
+    SELECT tx_id FROM txs WHERE index_block_hash = ANY(${indexBlockHashes})`;
+  return rows.map((r) => r.tx_id);
+}

@@ -1,0 +1,27 @@
+import type { TransactionSql } from '../db.js';
+
+export interface BurnBlockRow {
+  burn_block_hash: string;
+  burn_block_height: number;
+  burn_amount: string;
+  reward_recipients: unknown[];
+  reward_slot_holders: unknown[];
+}
+
+/**
+ * Records a burn block. The newest burn block at a height wins: any other block at that height or above
+ * belongs to a burnchain fork the node abandoned. Returns false when the block was already known.
+ */
+export async function insertBurnBlock(sql: TransactionSql, row: BurnBlockRow): Promise<boolean> {
+  const inserted = await sql`
+    INSERT INTO burn_blocks (burn_block_hash, burn_block_height, burn_amount, reward_recipients,
+      reward_slot_holders, canonical)
+    VALUES (${row.burn_block_hash}, ${row.burn_block_height}, ${row.burn_amount},
+      ${sql.json(row.reward_recipients as never)}, ${sql.json(row.reward_slot_holders as never)}, true)
+    ON CONFLICT (burn_block_hash) DO NOTHING`;
+  if (inserted.count === 0) return false;
+  await sql`
+    UPDATE burn_blocks SET canonical = false
+    WHERE burn_block_height >= ${row.burn_block_height} AND burn_block_hash <> ${row.burn_block_hash} AND canonical`;
+  return true;
+}

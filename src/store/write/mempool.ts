@@ -1,0 +1,158 @@
+import type { TransactionSql } from '../db.js';
+import { decodedTxColumns } from './blocks.js';
+import { bulkInsert, type ColumnSpec } from './bulk.js';
+import { MempoolStatus, type MempoolTxRow } from './rows.js';
+
+const mempoolColumns: ColumnSpec<MempoolTxRow> = [
+  ...decodedTxColumns,
+  ['pruned', 'bool'],
+  ['status', 'int2'],
+  ['replaced_by_tx_id', 'text'],
+  ['receipt_time', 'int8'],
+  ['receipt_block_height', 'int4'],
+];
+
+/** Number of blocks after which a pending tx is dropped by our own garbage collection. */
+export const MEMPOOL_GC_BLOCKS = 256;
+/** Nakamoto blocks come every few seconds: there the age limit is in minutes instead. */
+export const MEMPOOL_GC_MINUTES = 2560;
+
+/**
+ * Adds txs the node accepted into its mempool. A tx already known and pending is left alone; one that
+ * was pruned without being mined is revived; one already mined on the canonical chain is kept pruned.
+ * Returns the number of rows that changed.
+ */
+export async function receiveMempoolTxs(sql: TransactionSql, rows: MempoolTxRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const txIds = rows.map((r) => r.tx_id);
+  const mined = new Set(
+    (
+      await sql<{ tx_id: string }[]>`
+        SELECT DISTINCT tx_id FROM txs WHERE tx_id = ANY(${txIds}) AND canonical AND microblock_canonical`
+    ).map((r) => r.tx_id),
+  );
+  const existing = new Map(
+    (
+      await sql<{ tx_id: string; pruned: boolean }[]>`
+        SELECT tx_id, pruned FROM mempool_txs WHERE tx_id = ANY(${txIds})`
+    ).map((r) => [r.tx_id, r.pruned]),
+  );
+  const inserts = rows
+    .filter((r) => !existing.has(r.tx_id))
+    .map((r) => (mined.has(r.tx_id) ? { ...r, pruned: true } : r));
+  const revive = rows.filter((r) => existing.get(r.tx_id) === true && !mined.has(r.tx_id));
+  await bulkInsert(sql, 'mempool_txs', mempoolColumns, inserts, 'ON CONFLICT (tx_id) DO NOTHING');
+  for (const r of revive) {
+    await sql`
+      UPDATE mempool_txs SET pruned = false, status = ${MempoolStatus.pending}, replaced_by_tx_id = NULL,
+        receipt_time = ${r.receipt_time}, receipt_block_height = ${r.receipt_block_height}
+      WHERE tx_id = ${r.tx_id}`;
+  }
+  const pending = [...inserts.filter((r) => !r.pruned), ...revive];
+  await resolveReplaceByFee(sql, pending);
+  return inserts.length + revive.length;
+}
+
+/**
+ * Among pending txs that spend the same (payer, nonce), the highest fee wins (latest receipt on a tie);
+ * the others are dropped as replaced by fee.
+ */
+async function resolveReplaceByFee(
+  sql: TransactionSql,
+  txs: { sender_address: string; nonce: number; sponsored: boolean; sponsor_address: string | null }[],
+): Promise<void> {
+  if (txs.length === 0) return;
+  const senders = txs.map((t) => t.sender_address);
+  const nonces = txs.map((t) => t.nonce);
+  await sql`
+    WITH keys AS (
+      SELECT DISTINCT sender_address, nonce FROM unnest(${senders}::text[], ${nonces}::int8[]) AS k(sender_address, nonce)
+    ),
+    ranked AS (
+      SELECT m.tx_id, first_value(m.tx_id) OVER w AS winner, row_number() OVER w AS rank
+      FROM mempool_txs m JOIN keys k ON m.sender_address = k.sender_address AND m.nonce = k.nonce
+      WHERE NOT m.pruned
+      WINDOW w AS (PARTITION BY m.sender_address, m.nonce ORDER BY m.fee_rate DESC, m.receipt_time DESC, m.tx_id)
+    )
+    UPDATE mempool_txs AS m SET pruned = true, status = ${MempoolStatus.dropped_replace_by_fee},
+      replaced_by_tx_id = ranked.winner
+    FROM ranked WHERE m.tx_id = ranked.tx_id AND ranked.rank > 1`;
+}
+
+/**
+ * Prunes txs mined on the canonical chain, and pending txs that spend the same (payer, nonce) as a mined
+ * one: those can never be mined, the mined tx replaced them.
+ */
+export async function pruneMinedTxs(sql: TransactionSql, indexBlockHashes: string[]): Promise<void> {
+  if (indexBlockHashes.length === 0) return;
+  await sql`
+    UPDATE mempool_txs AS m SET pruned = true
+    FROM txs t
+    WHERE t.index_block_hash = ANY(${indexBlockHashes}) AND m.tx_id = t.tx_id AND NOT m.pruned`;
+  await sql`
+    UPDATE mempool_txs AS m SET pruned = true, status = ${MempoolStatus.dropped_replace_by_fee},
+      replaced_by_tx_id = t.tx_id
+    FROM txs t
+    WHERE t.index_block_hash = ANY(${indexBlockHashes}) AND NOT m.pruned AND m.tx_id <> t.tx_id
+      AND m.sender_address = t.sender_address AND m.nonce = t.nonce`;
+}
+
+/** Same as `pruneMinedTxs`, for txs of unconfirmed microblocks (identified by id). */
+export async function pruneTxIds(sql: TransactionSql, txIds: string[]): Promise<void> {
+  if (txIds.length === 0) return;
+  await sql`UPDATE mempool_txs SET pruned = true WHERE tx_id = ANY(${txIds}) AND NOT pruned`;
+}
+
+/** The node dropped these txs from its mempool. */
+export async function dropMempoolTxs(
+  sql: TransactionSql,
+  txIds: string[],
+  status: number,
+  replacedBy: string | null,
+): Promise<number> {
+  if (txIds.length === 0) return 0;
+  const changed = await sql`
+    UPDATE mempool_txs SET pruned = true, status = ${status}, replaced_by_tx_id = ${replacedBy}
+    WHERE tx_id = ANY(${txIds}) AND (NOT pruned OR status <> ${status})`;
+  return changed.count;
+}
+
+/**
+ * Puts the txs of orphaned blocks or microblocks back into the mempool as pending, unless the tx is
+ * (still) mined on the canonical chain. A tx the mempool never saw (e.g. a coinbase) gets a new row.
+ */
+export async function restoreToMempool(
+  sql: TransactionSql,
+  txIds: string[],
+  receiptTime: number,
+  receiptBlockHeight: number,
+): Promise<void> {
+  if (txIds.length === 0) return;
+  const columns = decodedTxColumns.map(([name]) => name);
+  await sql`
+    INSERT INTO mempool_txs AS m (${sql(columns)}, pruned, status, replaced_by_tx_id, receipt_time, receipt_block_height)
+    SELECT DISTINCT ON (t.tx_id) ${sql(columns.map((c) => `t.${c}`))}, false, ${MempoolStatus.pending}, NULL,
+      ${receiptTime}, ${receiptBlockHeight}
+    FROM txs t
+    WHERE t.tx_id = ANY(${txIds})
+      AND NOT EXISTS (SELECT 1 FROM txs c WHERE c.tx_id = t.tx_id AND c.canonical AND c.microblock_canonical)
+    ON CONFLICT (tx_id) DO UPDATE SET pruned = false, status = ${MempoolStatus.pending}, replaced_by_tx_id = NULL`;
+}
+
+/** Drops pending txs that waited too long: 256 blocks, or 2560 minutes once blocks carry signer bitvecs. */
+export async function collectMempoolGarbage(
+  sql: TransactionSql,
+  tipHeight: number,
+  nakamoto: boolean,
+  now: number,
+): Promise<void> {
+  if (nakamoto) {
+    await sql`
+      UPDATE mempool_txs SET pruned = true, status = ${MempoolStatus.dropped_api_garbage_collect}
+      WHERE NOT pruned AND receipt_time < ${now - MEMPOOL_GC_MINUTES * 60}`;
+  } else {
+    await sql`
+      UPDATE mempool_txs SET pruned = true, status = ${MempoolStatus.dropped_api_garbage_collect}
+      WHERE NOT pruned AND receipt_block_height <= ${tipHeight - MEMPOOL_GC_BLOCKS}`;
+  }
+}

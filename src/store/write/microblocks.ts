@@ -1,0 +1,96 @@
+import type { TransactionSql } from '../db.js';
+import { microblockColumns } from './blocks.js';
+import { bulkInsert } from './bulk.js';
+import type { MicroblockRow } from './rows.js';
+
+// Unconfirmed microblock rows (txs, events, principal index, contracts) carry index_block_hash = '' until
+// an anchored block confirms their microblock; the block's own payload then brings the confirmed copies.
+
+const STAGED_TABLES = ['txs', 'events', 'principal_txs', 'smart_contracts'] as const;
+
+export async function insertMicroblocks(sql: TransactionSql, rows: MicroblockRow[]): Promise<void> {
+  await bulkInsert(sql, 'microblocks', microblockColumns, rows, 'ON CONFLICT (microblock_hash) DO NOTHING');
+}
+
+export interface StoredMicroblock {
+  microblock_hash: string;
+  microblock_sequence: number;
+  microblock_parent_hash: string;
+  parent_index_block_hash: string;
+  index_block_hash: string;
+  microblock_canonical: boolean;
+}
+
+export async function getMicroblock(
+  sql: TransactionSql,
+  hash: string,
+): Promise<StoredMicroblock | undefined> {
+  const [row] = await sql<StoredMicroblock[]>`
+    SELECT microblock_hash, microblock_sequence, microblock_parent_hash, parent_index_block_hash,
+      index_block_hash, microblock_canonical
+    FROM microblocks WHERE microblock_hash = ${hash}`;
+  return row;
+}
+
+/** The microblocks a block confirms: its parent microblock and that one's ancestors in the same stream. */
+export async function microblockChain(
+  sql: TransactionSql,
+  parentIndexBlockHash: string,
+  tipMicroblockHash: string,
+): Promise<string[]> {
+  const rows = await sql<{ microblock_hash: string }[]>`
+    WITH RECURSIVE chain AS (
+      SELECT microblock_hash, microblock_parent_hash, microblock_sequence FROM microblocks
+      WHERE microblock_hash = ${tipMicroblockHash} AND parent_index_block_hash = ${parentIndexBlockHash}
+      UNION ALL
+      SELECT m.microblock_hash, m.microblock_parent_hash, m.microblock_sequence
+      FROM microblocks m JOIN chain c ON m.microblock_hash = c.microblock_parent_hash
+      WHERE m.parent_index_block_hash = ${parentIndexBlockHash} AND c.microblock_sequence > 0
+    )
+    SELECT microblock_hash FROM chain`;
+  return rows.map((r) => r.microblock_hash);
+}
+
+/** Records that `indexBlockHash` confirmed these microblocks. */
+export async function markMicroblocksConfirmed(
+  sql: TransactionSql,
+  hashes: string[],
+  block: { index_block_hash: string; block_height: number },
+): Promise<void> {
+  if (hashes.length === 0) return;
+  await sql`
+    UPDATE microblocks SET index_block_hash = ${block.index_block_hash}, block_height = ${block.block_height},
+      microblock_canonical = true
+    WHERE microblock_hash = ANY(${hashes})`;
+}
+
+/** Unconfirmed microblocks still canonical (the stream on the current tip), with their sequence. */
+export async function unconfirmedMicroblocks(sql: TransactionSql): Promise<StoredMicroblock[]> {
+  return sql<StoredMicroblock[]>`
+    SELECT microblock_hash, microblock_sequence, microblock_parent_hash, parent_index_block_hash,
+      index_block_hash, microblock_canonical
+    FROM microblocks WHERE index_block_hash = '' AND microblock_canonical
+    ORDER BY microblock_sequence`;
+}
+
+/** Removes the staged rows of microblocks now confirmed by a block (the block holds their final rows). */
+export async function dropStagedRows(sql: TransactionSql, hashes: string[]): Promise<void> {
+  if (hashes.length === 0) return;
+  for (const table of STAGED_TABLES) {
+    await sql`DELETE FROM ${sql(table)} WHERE index_block_hash = '' AND microblock_hash = ANY(${hashes})`;
+  }
+}
+
+/** Orphans unconfirmed microblocks; returns the ids of their txs, to go back to the mempool. */
+export async function orphanMicroblocks(sql: TransactionSql, hashes: string[]): Promise<string[]> {
+  if (hashes.length === 0) return [];
+  await sql`UPDATE microblocks SET microblock_canonical = false WHERE microblock_hash = ANY(${hashes})`;
+  for (const table of STAGED_TABLES) {
+    await sql`
+      UPDATE ${sql(table)} SET microblock_canonical = false
+      WHERE index_block_hash = '' AND microblock_hash = ANY(${hashes})`;
+  }
+  const rows = await sql<{ tx_id: string }[]>`
+    SELECT tx_id FROM txs WHERE index_block_hash = '' AND microblock_hash = ANY(${hashes})`;
+  return rows.map((r) => r.tx_id);
+}

@@ -1,0 +1,189 @@
+// Row shapes the write side inserts; column names as in the schema (migrations/001_schema.sql).
+
+export interface BlockRow {
+  index_block_hash: string;
+  block_hash: string;
+  block_height: number;
+  parent_index_block_hash: string;
+  parent_block_hash: string;
+  parent_microblock_hash: string;
+  parent_microblock_sequence: number;
+  burn_block_hash: string;
+  burn_block_height: number;
+  burn_block_time: number;
+  parent_burn_block_time: number;
+  block_time: number;
+  miner_txid: string;
+  tenure_height: number | null;
+  signer_bitvec: string | null;
+  tx_count: number;
+  execution_cost_read_count: number;
+  execution_cost_read_length: number;
+  execution_cost_runtime: number;
+  execution_cost_write_count: number;
+  execution_cost_write_length: number;
+  canonical: boolean;
+}
+
+/** The decoded transaction columns shared by `txs` and `mempool_txs`. */
+export interface DecodedTxColumns {
+  tx_id: string;
+  type_id: number;
+  nonce: number;
+  fee_rate: string;
+  sender_address: string;
+  sponsored: boolean;
+  sponsor_address: string | null;
+  sponsor_nonce: number | null;
+  anchor_mode: number;
+  post_condition_mode: number;
+  post_conditions: unknown;
+  payload: unknown;
+  token_transfer_recipient: string | null;
+  token_transfer_amount: string | null;
+  contract_call_contract_id: string | null;
+  smart_contract_contract_id: string | null;
+  raw_tx: string;
+  tx_size: number;
+}
+
+export interface TxRow extends DecodedTxColumns {
+  index_block_hash: string;
+  microblock_hash: string;
+  block_hash: string;
+  block_height: number;
+  block_time: number;
+  burn_block_time: number;
+  burn_block_height: number;
+  parent_burn_block_time: number;
+  parent_block_hash: string;
+  parent_index_block_hash: string;
+  tx_index: number;
+  microblock_sequence: number;
+  canonical: boolean;
+  microblock_canonical: boolean;
+  status: number;
+  raw_result: string;
+  vm_error: string | null;
+  event_count: number;
+  execution_cost_read_count: number;
+  execution_cost_read_length: number;
+  execution_cost_runtime: number;
+  execution_cost_write_count: number;
+  execution_cost_write_length: number;
+}
+
+export interface MempoolTxRow extends DecodedTxColumns {
+  pruned: boolean;
+  status: number;
+  replaced_by_tx_id: string | null;
+  receipt_time: number;
+  receipt_block_height: number;
+}
+
+export interface EventRow {
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+  event_index: number;
+  block_height: number;
+  tx_index: number;
+  microblock_sequence: number;
+  canonical: boolean;
+  microblock_canonical: boolean;
+  kind: number;
+  asset_event_type: number | null;
+  sender: string | null;
+  recipient: string | null;
+  amount: string | null;
+  asset_identifier: string | null;
+  value: string | null;
+  memo: string | null;
+  contract_id: string | null;
+  topic: string | null;
+  locked_address: string | null;
+  unlock_height: number | null;
+}
+
+export interface SmartContractRow {
+  contract_id: string;
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+  block_height: number;
+  clarity_version: number | null;
+  abi: unknown;
+  canonical: boolean;
+  microblock_canonical: boolean;
+}
+
+export interface MinerRewardRow {
+  index_block_hash: string;
+  mature_block_height: number;
+  from_index_consensus_hash: string;
+  from_stacks_block_hash: string;
+  recipient: string;
+  miner_address: string | null;
+  coinbase_amount: string;
+  tx_fees_anchored: string;
+  tx_fees_streamed_confirmed: string;
+  tx_fees_streamed_produced: string;
+  canonical: boolean;
+}
+
+export interface PrincipalTxRow {
+  principal: string;
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+  block_height: number;
+  microblock_sequence: number;
+  tx_index: number;
+  canonical: boolean;
+  microblock_canonical: boolean;
+}
+
+export interface MicroblockRow {
+  microblock_hash: string;
+  microblock_sequence: number;
+  microblock_parent_hash: string;
+  parent_index_block_hash: string;
+  index_block_hash: string;
+  block_height: number;
+  burn_block_hash: string;
+  burn_block_height: number;
+  burn_block_time: number;
+  microblock_canonical: boolean;
+  received_at: number;
+}
+
+/** Everything one block (or one batch of microblocks) adds to the index. */
+export interface ChainRows {
+  txs: TxRow[];
+  events: EventRow[];
+  smartContracts: SmartContractRow[];
+  principalTxs: PrincipalTxRow[];
+}
+
+export const EventKind = { stxAsset: 1, ftAsset: 2, nftAsset: 3, stxLock: 4, contractLog: 5 } as const;
+export const AssetEventType = { transfer: 1, mint: 2, burn: 3 } as const;
+export const TxStatus = {
+  success: 1,
+  abort_by_response: -1,
+  abort_by_post_condition: -2,
+  problematic_skipped: -3,
+} as const;
+export const MempoolStatus = {
+  pending: 0,
+  dropped_replace_by_fee: -10,
+  dropped_replace_across_fork: -11,
+  dropped_too_expensive: -12,
+  dropped_stale_garbage_collect: -13,
+  dropped_api_garbage_collect: -14,
+  dropped_problematic: -15,
+} as const;
+export const AnchorMode = { on_chain_only: 1, off_chain_only: 2, any: 3 } as const;
+export const PostConditionMode = { allow: 1, deny: 2, originator: 3 } as const;
+
+/** `microblock_sequence` of anchored txs: sorts after every microblock tx of the block. */
+export const ANCHORED_SEQUENCE = 2147483647;
