@@ -150,7 +150,7 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   if (!canonical) return true;
 
   if (adoptsGenesis) {
-    await adoptGenesisRows(sql, parent.index_block_hash, block, msg.transactions.length);
+    await adoptGenesisRows(sql, parent.index_block_hash, block);
   }
   await confirmMicroblocks(sql, msg, ctx, tip);
   await addBlockContributions(sql, [block.index_block_hash]);

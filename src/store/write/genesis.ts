@@ -2,8 +2,9 @@ import type { TransactionSql } from '../db.js';
 
 /**
  * Networks that start with a block 0 (newer mainnet) put the boot contracts and genesis STX mints there.
- * Block 0 is never canonical; when block 1 arrives its rows move into block 1 (after block 1's own txs),
- * as the original API does, so they count and show as mined at height 1. Block-0 times stay as they were.
+ * Block 0 is never canonical; when block 1 arrives its rows move into block 1 as the original API does:
+ * they count and show as mined at height 1, with tx_index + 1 (so they share indexes with block 1's own
+ * txs) and their block-0 times.
  */
 export async function adoptGenesisRows(
   sql: TransactionSql,
@@ -17,8 +18,8 @@ export async function adoptGenesisRows(
     parent_block_hash: string;
     parent_index_block_hash: string;
   },
-  txIndexShift: number,
 ): Promise<void> {
+  const txIndexShift = 1;
   await sql`
     UPDATE txs SET index_block_hash = ${block.index_block_hash}, block_hash = ${block.block_hash},
       block_height = ${block.block_height}, burn_block_time = ${block.burn_block_time},

@@ -1,0 +1,36 @@
+// npm run conformance [-- --engine pglite|postgres] [--family blocks] [--fixture mocknet] [--max 20]
+// Replays every shared fixture and compares our answers with the original API's (../shared/golden).
+import { parseArgs } from 'node:util';
+import type { Engine } from '../src/store/db.js';
+import {
+  FAMILIES,
+  formatReport,
+  runFixture,
+  type Family,
+  type FixtureRun,
+} from '../test/conformance/harness.js';
+import { engines, stopOwnCluster } from '../test/support/database.js';
+import { fixtureNames } from '../test/support/shared.js';
+
+const { values } = parseArgs({
+  options: {
+    engine: { type: 'string', multiple: true },
+    family: { type: 'string', multiple: true },
+    fixture: { type: 'string', multiple: true },
+    max: { type: 'string', default: '5' },
+  },
+});
+const selectedEngines = (values.engine as Engine[] | undefined) ?? engines;
+const families = (values.family as Family[] | undefined) ?? FAMILIES;
+const fixtures = values.fixture ?? fixtureNames();
+
+const runs: FixtureRun[] = [];
+for (const engine of selectedEngines) {
+  for (const fixture of fixtures) runs.push(await runFixture(fixture, engine, families));
+}
+console.log(formatReport(runs, Number(values.max)));
+const total = runs.flatMap((r) => r.results);
+const failed = total.filter((r) => !r.ok).length;
+console.log(`\n${total.length - failed}/${total.length} golden records match (${failed} differ)`);
+await stopOwnCluster();
+process.exitCode = failed > 0 ? 1 : 0;

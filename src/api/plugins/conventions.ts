@@ -1,0 +1,23 @@
+import cors from '@fastify/cors';
+import type { FastifyInstance } from 'fastify';
+
+export const DEPRECATION_WARNING =
+  '299 - "Deprecated: See https://docs.hiro.so/stacks/api for more information"';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Marks a route deprecated: every answer carries a `Warning: 299` header. */
+    deprecated?: boolean;
+  }
+}
+
+/** Headers every answer carries: CORS, the API version, no caching unless a route opts in, deprecations. */
+export async function registerConventions(app: FastifyInstance, apiVersion: string) {
+  await app.register(cors, { exposedHeaders: ['X-API-Version'], methods: ['GET', 'HEAD', 'OPTIONS'] });
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-api-version', apiVersion);
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (request.routeOptions.config?.deprecated) reply.header('warning', DEPRECATION_WARNING);
+    return payload;
+  });
+}

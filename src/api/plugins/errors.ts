@@ -1,0 +1,85 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { InvalidRequestError, NotFoundError } from '../../errors.js';
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  410: 'Gone',
+  413: 'Payload Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export interface ErrorBody {
+  statusCode: number;
+  code?: string;
+  error: string;
+  message: string;
+}
+
+export function errorBody(statusCode: number, message: string, code?: string): ErrorBody {
+  const error = STATUS_TEXT[statusCode] ?? (statusCode < 500 ? 'Bad Request' : 'Internal Server Error');
+  return code ? { statusCode, code, error, message } : { statusCode, error, message };
+}
+
+/** Errors of postgres.js / PostgreSQL that mean "the database cannot be reached right now". */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+]);
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));
+}
+
+function send(reply: FastifyReply, body: ErrorBody) {
+  // An error is never cacheable, whatever the route set before failing.
+  reply.removeHeader('etag');
+  return reply.code(body.statusCode).header('cache-control', 'no-store').send(body);
+}
+
+/**
+ * One mapping of failures to HTTP: schema validation → 400 (Fastify's message, e.g. `querystring/limit must
+ * be <= 50`), domain errors → 400/404, database unreachable → 503, client errors Fastify raises (bad JSON,
+ * too long a URL...) keep their 4xx, anything else → 500 with a generic message (details go to the log).
+ */
+export function registerErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err.validation) return send(reply, errorBody(400, err.message, 'FST_ERR_VALIDATION'));
+    if (err instanceof InvalidRequestError) return send(reply, errorBody(400, err.message));
+    if (err instanceof NotFoundError) return send(reply, errorBody(404, err.message));
+    if (isDatabaseUnavailable(err)) {
+      request.log.warn({ err: err.message }, 'database unavailable');
+      return send(reply, errorBody(503, 'The database service is unavailable'));
+    }
+    const status = err.statusCode;
+    if (status && status >= 400 && status < 500) return send(reply, errorBody(status, err.message, err.code));
+    request.log.error({ err }, 'request failed');
+    return send(reply, errorBody(500, 'An internal error occurred'));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    send(reply, errorBody(404, `Route ${request.method}:${request.url} not found`)),
+  );
+}

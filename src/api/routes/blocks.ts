@@ -1,0 +1,140 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import {
+  findBlockByBurnHeight,
+  findCanonicalBlock,
+  type BlockLocator,
+  type BlockRecord,
+} from '../../store/read/blocks.js';
+import { getChainState } from '../../store/read/chain-state.js';
+import { etag } from '../plugins/etag.js';
+import { BlockV1, BlockV2 } from '../schemas/blocks.js';
+import { HASH_PATTERN, MAX_HEIGHT, errorResponses, isoTime } from '../schemas/common.js';
+import type { RouteOptions } from './index.js';
+
+const UNPREFIXED_HASH = /^[a-fA-F0-9]{64}$/;
+
+/** Upstream: a tenure height is stored for Nakamoto blocks; older blocks count as their own tenure. */
+function tenureHeight(block: BlockRecord): number {
+  if (block.tenure_height !== null) return block.tenure_height;
+  return block.signer_bitvec !== null ? -1 : block.block_height;
+}
+
+function blockV2(block: BlockRecord): BlockV2 {
+  return {
+    canonical: block.canonical,
+    height: block.block_height,
+    hash: block.block_hash,
+    block_time: block.block_time,
+    block_time_iso: isoTime(block.block_time),
+    tenure_height: tenureHeight(block),
+    index_block_hash: block.index_block_hash,
+    parent_block_hash: block.parent_block_hash,
+    parent_index_block_hash: block.parent_index_block_hash,
+    burn_block_time: block.burn_block_time,
+    burn_block_time_iso: isoTime(block.burn_block_time),
+    burn_block_hash: block.burn_block_hash,
+    burn_block_height: block.burn_block_height,
+    miner_txid: block.miner_txid,
+    tx_count: block.tx_count,
+    execution_cost_read_count: block.execution_cost_read_count,
+    execution_cost_read_length: block.execution_cost_read_length,
+    execution_cost_runtime: block.execution_cost_runtime,
+    execution_cost_write_count: block.execution_cost_write_count,
+    execution_cost_write_length: block.execution_cost_write_length,
+  };
+}
+
+const ZERO_HASH = '0x' + '0'.repeat(64);
+
+function parseLocator(value: string | number): BlockLocator | null {
+  if (value === 'latest') return { latest: true };
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || value < 0) {
+      throw new InvalidRequestError(`height_or_hash: a block height is an integer >= 0, got ${value}`);
+    }
+    return value > MAX_HEIGHT ? null : { height: value };
+  }
+  return { hash: value.toLowerCase() };
+}
+
+export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+  app.get(
+    '/extended/v2/blocks/:height_or_hash',
+    {
+      schema: {
+        operationId: 'get_block',
+        summary: 'Get block',
+        description:
+          'A block by height, block hash, index block hash, or `latest` for the highest canonical block.',
+        tags: ['Blocks'],
+        params: Type.Object({
+          height_or_hash: Type.Union([
+            Type.Literal('latest'),
+            Type.String({ pattern: HASH_PATTERN }),
+            Type.Integer(),
+          ]),
+        }),
+        response: { 200: BlockV2, ...errorResponses },
+      },
+      preValidation: async (request) => {
+        const params = request.params as { height_or_hash: string };
+        // A 64-hex id without 0x is a hash, even when all its digits are decimal.
+        if (UNPREFIXED_HASH.test(params.height_or_hash)) params.height_or_hash = '0x' + params.height_or_hash;
+      },
+      preHandler: etag(async (request) => {
+        const value = (request.params as { height_or_hash: string | number }).height_or_hash;
+        // Only tags that name one block for good: latest, a height, or an index block hash.
+        if (value !== 'latest' && typeof value !== 'number') return null;
+        const state = await getChainState(store.sql);
+        return state.index_block_hash ? `${state.index_block_hash}:${String(value)}` : null;
+      }),
+    },
+    async (request) => {
+      const locator = parseLocator(request.params.height_or_hash);
+      const block = locator && (await findCanonicalBlock(store.sql, locator));
+      if (!block) throw new NotFoundError('Block not found');
+      return blockV2(block);
+    },
+  );
+
+  app.get(
+    '/extended/v1/block/by_burn_block_height/:burn_block_height',
+    {
+      config: { deprecated: true },
+      schema: {
+        operationId: 'get_block_by_burn_block_height',
+        summary: 'Get block by burnchain block height',
+        description:
+          'The Stacks block anchored at a burnchain height (the canonical one, else the highest). Deprecated in favour of the block list.',
+        tags: ['Blocks'],
+        deprecated: true,
+        params: Type.Object({ burn_block_height: Type.Integer({ minimum: 0 }) }),
+        response: { 200: BlockV1, ...errorResponses },
+      },
+      preHandler: etag(async () => {
+        const state = await getChainState(store.sql);
+        return state.block_height > 0 ? state.microblock_hash || state.index_block_hash : null;
+      }),
+    },
+    async (request) => {
+      const height = request.params.burn_block_height;
+      const block = height <= MAX_HEIGHT ? await findBlockByBurnHeight(store.sql, height) : undefined;
+      if (!block) throw new NotFoundError('cannot find block by height');
+      const parentMicroblockIsNone = block.parent_microblock_hash === ZERO_HASH;
+      const { tx_count: _txCount, parent_index_block_hash: _parent, ...v2 } = blockV2(block);
+      return {
+        ...v2,
+        block_time: block.block_time > 0 ? block.block_time : block.burn_block_time,
+        block_time_iso: isoTime(block.block_time > 0 ? block.block_time : block.burn_block_time),
+        txs: block.txs,
+        parent_microblock_hash: parentMicroblockIsNone ? '' : block.parent_microblock_hash || '0x',
+        parent_microblock_sequence: parentMicroblockIsNone ? -1 : block.parent_microblock_sequence,
+        microblocks_accepted: block.microblocks_accepted,
+        microblocks_streamed: block.microblocks_streamed,
+        microblock_tx_count: block.microblock_tx_count,
+      };
+    },
+  );
+};

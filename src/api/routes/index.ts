@@ -1,0 +1,13 @@
+import type { FastifyInstance } from 'fastify';
+import type { Store } from '../../store/store.js';
+import { blockRoutes } from './blocks.js';
+
+/** What every route plugin receives. */
+export interface RouteOptions {
+  store: Store;
+}
+
+/** The read API: one plugin per resource. */
+export async function registerRoutes(app: FastifyInstance, options: RouteOptions) {
+  await app.register(blockRoutes, options);
+}

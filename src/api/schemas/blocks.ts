@@ -1,0 +1,59 @@
+import Type, { type Static } from 'typebox';
+
+const executionCosts = {
+  execution_cost_read_count: Type.Integer(),
+  execution_cost_read_length: Type.Integer(),
+  execution_cost_runtime: Type.Integer(),
+  execution_cost_write_count: Type.Integer(),
+  execution_cost_write_length: Type.Integer(),
+};
+
+export const BlockV2 = Type.Object(
+  {
+    canonical: Type.Boolean(),
+    height: Type.Integer(),
+    hash: Type.String(),
+    block_time: Type.Integer(),
+    block_time_iso: Type.String(),
+    tenure_height: Type.Integer(),
+    index_block_hash: Type.String(),
+    parent_block_hash: Type.String(),
+    parent_index_block_hash: Type.String(),
+    burn_block_time: Type.Integer(),
+    burn_block_time_iso: Type.String(),
+    burn_block_hash: Type.String(),
+    burn_block_height: Type.Integer(),
+    miner_txid: Type.String(),
+    tx_count: Type.Integer(),
+    ...executionCosts,
+  },
+  { title: 'BlockV2', description: 'A Stacks block (contract 2.7)' },
+);
+export type BlockV2 = Static<typeof BlockV2>;
+
+export const BlockV1 = Type.Object(
+  {
+    canonical: Type.Boolean(),
+    height: Type.Integer(),
+    hash: Type.String(),
+    block_time: Type.Integer(),
+    block_time_iso: Type.String(),
+    tenure_height: Type.Integer(),
+    index_block_hash: Type.String(),
+    parent_block_hash: Type.String(),
+    burn_block_time: Type.Integer(),
+    burn_block_time_iso: Type.String(),
+    burn_block_hash: Type.String(),
+    burn_block_height: Type.Integer(),
+    miner_txid: Type.String(),
+    ...executionCosts,
+    txs: Type.Array(Type.String(), { description: 'ids of the block’s transactions, newest first' }),
+    parent_microblock_hash: Type.String(),
+    parent_microblock_sequence: Type.Integer(),
+    microblocks_accepted: Type.Array(Type.String()),
+    microblocks_streamed: Type.Array(Type.String()),
+    microblock_tx_count: Type.Record(Type.String(), Type.Integer()),
+  },
+  { title: 'BlockV1', description: 'A Stacks block, version 1 shape (contract 2.8)' },
+);
+export type BlockV1 = Static<typeof BlockV1>;

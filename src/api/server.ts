@@ -1,0 +1,29 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import type { Store } from '../store/store.js';
+import { registerConventions } from './plugins/conventions.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { registerRoutes } from './routes/index.js';
+
+export interface ApiServerOptions {
+  store: Store;
+  logger: Logger;
+  /** Shown in the X-API-Version header, e.g. `v0.1.0 (main:abc1234)`. */
+  apiVersion: string;
+}
+
+/** The public read API (the ten endpoints of the contract and the service routes). */
+export async function buildApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.logger.child({ door: 'api' }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // Upstream's validation stack: coerce query strings, fill defaults, drop unknown query keys.
+    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  registerErrorHandling(app);
+  await registerConventions(app, options.apiVersion);
+  await registerRoutes(app, { store: options.store });
+  return app;
+}

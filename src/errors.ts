@@ -1,0 +1,7 @@
+// Domain errors: thrown by the store and the read logic, mapped to HTTP in one place (api/plugins/errors.ts).
+
+/** The thing asked for does not exist (HTTP 404). */
+export class NotFoundError extends Error {}
+
+/** The request cannot be answered as asked: a value is malformed or parameters conflict (HTTP 400). */
+export class InvalidRequestError extends Error {}

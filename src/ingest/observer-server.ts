@@ -1,0 +1,71 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { InvalidMessageError, type Ingestor } from './ingestor.js';
+import { observerPaths } from './payloads.js';
+
+export interface ObserverServerOptions {
+  ingestor: Ingestor;
+  logger: Logger;
+  bodyLimitBytes: number;
+}
+
+/**
+ * The event-observer door: the stacks-node POSTs chain events here. It answers 200 only once a message is
+ * committed; a malformed message gets 400 and writes nothing; any other failure gets 500 so the node
+ * retries the same message. It serves nothing else (no read API, no API keys).
+ */
+export function buildObserverServer(options: ObserverServerOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: options.logger.child({ door: 'observer' }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimitBytes,
+  });
+
+  // Keep the exact body text: it is stored verbatim in the raw log and hashed to detect re-delivery.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  app.get('/', async () => ({
+    status: 'ready',
+    msg: 'event observer listening for stacks-node POST messages',
+  }));
+
+  for (const path of observerPaths) {
+    app.post(path, async (request, reply) => {
+      const body = typeof request.body === 'string' ? request.body : '';
+      try {
+        const outcome = await options.ingestor.apply(path, body);
+        return reply.send({ result: 'ok', outcome });
+      } catch (err) {
+        if (err instanceof InvalidMessageError) {
+          request.log.warn({ path, err: err.message }, 'rejected observer message');
+          return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: err.message });
+        }
+        request.log.error({ path, err }, 'observer message failed; the node will retry');
+        return reply
+          .code(500)
+          .send({ statusCode: 500, error: 'Internal Server Error', message: (err as Error).message });
+      }
+    });
+  }
+
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send({
+        statusCode: 404,
+        error: 'Not Found',
+        message: `no handler for ${request.method} ${request.url}`,
+      }),
+  );
+  app.setErrorHandler((err: { statusCode?: number; message: string }, _request, reply) => {
+    const statusCode = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    return reply.code(statusCode).send({
+      statusCode,
+      error:
+        statusCode === 413 ? 'Payload Too Large' : statusCode < 500 ? 'Bad Request' : 'Internal Server Error',
+      message: err.message,
+    });
+  });
+  return app;
+}

@@ -1,0 +1,99 @@
+import type { Sql } from '../db.js';
+import { ANCHORED, visible } from './visibility.js';
+
+export interface BlockRecord {
+  canonical: boolean;
+  block_height: number;
+  block_hash: string;
+  index_block_hash: string;
+  parent_block_hash: string;
+  parent_index_block_hash: string;
+  parent_microblock_hash: string;
+  parent_microblock_sequence: number;
+  block_time: number;
+  burn_block_time: number;
+  burn_block_hash: string;
+  burn_block_height: number;
+  miner_txid: string;
+  tenure_height: number | null;
+  signer_bitvec: string | null;
+  tx_count: number;
+  execution_cost_read_count: number;
+  execution_cost_read_length: number;
+  execution_cost_runtime: number;
+  execution_cost_write_count: number;
+  execution_cost_write_length: number;
+}
+
+const blockColumns = (sql: Sql) => sql`
+  canonical, block_height, block_hash, index_block_hash, parent_block_hash, parent_index_block_hash,
+  parent_microblock_hash, parent_microblock_sequence, block_time, burn_block_time, burn_block_hash,
+  burn_block_height, miner_txid, tenure_height, signer_bitvec, tx_count, execution_cost_read_count,
+  execution_cost_read_length, execution_cost_runtime, execution_cost_write_count, execution_cost_write_length`;
+
+export type BlockLocator = { latest: true } | { height: number } | { hash: string };
+
+/** A canonical block by height, block hash or index block hash, or the highest one. */
+export async function findCanonicalBlock(sql: Sql, at: BlockLocator): Promise<BlockRecord | undefined> {
+  let rows: BlockRecord[];
+  if ('latest' in at) {
+    rows = await sql<BlockRecord[]>`
+      SELECT ${blockColumns(sql)} FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1`;
+  } else if ('height' in at) {
+    rows = await sql<BlockRecord[]>`
+      SELECT ${blockColumns(sql)} FROM blocks WHERE canonical AND block_height = ${at.height}`;
+  } else {
+    rows = await sql<BlockRecord[]>`
+      SELECT ${blockColumns(sql)} FROM blocks WHERE canonical AND index_block_hash = ${at.hash}
+      UNION ALL
+      SELECT ${blockColumns(sql)} FROM blocks WHERE canonical AND block_hash = ${at.hash}
+      LIMIT 1`;
+  }
+  return rows[0];
+}
+
+export interface BlockWithTxs extends BlockRecord {
+  txs: string[];
+  microblocks_accepted: string[];
+  microblocks_streamed: string[];
+  microblock_tx_count: Record<string, number>;
+}
+
+/**
+ * The block of a burn block height: the canonical one if any, else the highest (a Nakamoto burn block may
+ * hold many Stacks blocks: the last one is shown). With its txs (newest first) and the microblocks it
+ * accepted (streamed on its parent) and those streamed on it.
+ */
+export async function findBlockByBurnHeight(
+  sql: Sql,
+  burnBlockHeight: number,
+): Promise<BlockWithTxs | undefined> {
+  const [block] = await sql<BlockRecord[]>`
+    SELECT ${blockColumns(sql)} FROM blocks WHERE burn_block_height = ${burnBlockHeight}
+    ORDER BY canonical DESC, block_height DESC LIMIT 1`;
+  if (!block) return undefined;
+  const [txs, accepted, streamed] = await Promise.all([
+    sql<{ tx_id: string }[]>`
+      SELECT t.tx_id FROM txs t
+      WHERE t.index_block_hash = ${block.index_block_hash} AND ${visible(sql, 't', ANCHORED)}
+      ORDER BY t.microblock_sequence DESC, t.tx_index DESC`,
+    sql<{ microblock_hash: string; tx_count: number }[]>`
+      SELECT m.microblock_hash,
+        (SELECT count(*) FROM txs t
+          WHERE t.microblock_hash = m.microblock_hash AND ${visible(sql, 't', ANCHORED)}) AS tx_count
+      FROM microblocks m
+      WHERE m.parent_index_block_hash = ${block.parent_index_block_hash} AND m.microblock_canonical
+      ORDER BY m.microblock_sequence`,
+    sql<{ microblock_hash: string }[]>`
+      SELECT microblock_hash FROM microblocks
+      WHERE parent_index_block_hash = ${block.index_block_hash} AND microblock_canonical
+      ORDER BY microblock_sequence`,
+  ]);
+  return {
+    ...block,
+    txs: txs.map((t) => t.tx_id),
+    microblocks_accepted: accepted.map((m) => m.microblock_hash),
+    microblocks_streamed: streamed.map((m) => m.microblock_hash),
+    microblock_tx_count: Object.fromEntries(accepted.map((m) => [m.microblock_hash, m.tx_count])),
+  };
+}

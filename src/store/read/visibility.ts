@@ -1,0 +1,24 @@
+import type { Sql } from '../db.js';
+
+// The one place that decides which mined rows a reader sees. A row of `txs`, `events`, `principal_txs`,
+// `smart_contracts` is visible when it is on the canonical chain and, if it came in a microblock, that
+// microblock is on the canonical stream. Unconfirmed microblock rows (index_block_hash = '', stored at
+// height tip+1) are visible only to `unanchored` reads; `until_block` caps the height.
+
+export interface Visibility {
+  /** include txs of microblocks not yet confirmed by an anchored block */
+  unanchored: boolean;
+  /** only rows mined at or below this height */
+  maxHeight?: number;
+}
+
+export const ANCHORED: Visibility = { unanchored: false };
+
+/** SQL condition on a row alias (`t`, `e`, `p`...) for the given visibility. */
+export function visible(sql: Sql, alias: string, v: Visibility) {
+  const col = (name: string) => sql(`${alias}.${name}`);
+  const base = sql`${col('canonical')} AND ${col('microblock_canonical')}`;
+  const anchored = v.unanchored ? sql`` : sql` AND ${col('index_block_hash')} <> ''`;
+  const capped = v.maxHeight === undefined ? sql`` : sql` AND ${col('block_height')} <= ${v.maxHeight}`;
+  return sql`${base}${anchored}${capped}`;
+}

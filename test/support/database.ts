@@ -1,0 +1,53 @@
+import pino from 'pino';
+import { openDatabase, type Database, type Engine } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrate.js';
+import { Store } from '../../src/store/store.js';
+import { startPostgres, type TestPostgres } from './postgres.js';
+
+// Tests run on both engines. The PostgreSQL cluster is started once by test/run.ts and shared through
+// TEST_PG_URL; a test file run on its own starts its own. Each test database is new and migrated.
+
+let ownCluster: Promise<TestPostgres> | undefined;
+let counter = 0;
+
+async function postgresAdminUrl(): Promise<string> {
+  if (process.env.TEST_PG_URL) return process.env.TEST_PG_URL;
+  ownCluster ??= startPostgres();
+  return (await ownCluster).url;
+}
+
+export const engines: Engine[] = (process.env.TEST_ENGINES?.split(',') as Engine[] | undefined) ?? [
+  'postgres',
+  'pglite',
+];
+
+export const silentLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+export async function openTestDatabase(engine: Engine): Promise<Database> {
+  if (engine === 'pglite') return openDatabase({ url: '', pgliteDir: 'memory://', poolMax: 1 });
+  const adminUrl = await postgresAdminUrl();
+  const { default: postgres } = await import('postgres');
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const name = `test_${process.pid}_${Date.now()}_${counter++}`;
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return openDatabase({ url: url.toString(), pgliteDir: '', poolMax: 2 });
+}
+
+/** A migrated, empty store on the given engine. */
+export async function openTestStore(engine: Engine): Promise<Store> {
+  const db = await openTestDatabase(engine);
+  await migrate(db.sql);
+  return new Store(db);
+}
+
+/** Stops the cluster this process started itself, if any (call once, at the end of a test file). */
+export async function stopOwnCluster(): Promise<void> {
+  if (ownCluster) await (await ownCluster).stop();
+  ownCluster = undefined;
+}
