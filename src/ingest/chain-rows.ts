@@ -12,7 +12,6 @@ import {
   type EventRow,
   type PrincipalTxRow,
   type SmartContractRow,
-  type TxRow,
 } from '../store/write/rows.js';
 
 /** A message the node sent that cannot be applied as given: answered 400, nothing written. */
