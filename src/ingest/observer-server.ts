@@ -50,13 +50,11 @@ export function buildObserverServer(options: ObserverServerOptions): FastifyInst
   }
 
   app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send({
-        statusCode: 404,
-        error: 'Not Found',
-        message: `no handler for ${request.method} ${request.url}`,
-      }),
+    reply.code(404).send({
+      statusCode: 404,
+      error: 'Not Found',
+      message: `no handler for ${request.method} ${request.url}`,
+    }),
   );
   app.setErrorHandler((err: { statusCode?: number; message: string }, _request, reply) => {
     const statusCode = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;

@@ -1,0 +1,40 @@
+import pino, { type Logger } from 'pino';
+import { isMainnet, type Config } from '../config.js';
+import { Ingestor } from '../ingest/ingestor.js';
+import { openDatabase } from '../store/db.js';
+import { migrate, pendingMigrations } from '../store/migrate.js';
+import { Store } from '../store/store.js';
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.LOG_LEVEL, base: { service: 'stacks-read-api' } });
+}
+
+/** Opens the configured database; migrates it unless `readOnly` (then it must already be up to date). */
+export async function openStore(config: Config, logger: Logger, options: { readOnly?: boolean } = {}) {
+  const db = await openDatabase({
+    url: config.DATABASE_URL,
+    pgliteDir: config.PGLITE_DIR,
+    poolMax: config.DB_POOL_MAX,
+    logger,
+  });
+  try {
+    if (options.readOnly) {
+      const pending = await pendingMigrations(db.sql);
+      if (pending.length > 0) {
+        throw new Error(`database is not migrated (pending: ${pending.join(', ')}); run the migrate command`);
+      }
+    } else {
+      const applied = await migrate(db.sql);
+      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    }
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  logger.info({ database: db.description, engine: db.engine }, 'database ready');
+  return new Store(db);
+}
+
+export function createIngestor(store: Store, config: Config, logger: Logger): Ingestor {
+  return new Ingestor(store, { isMainnet: isMainnet(config), logger });
+}

@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { engines, stopOwnCluster } from '../support/database.js';
+import { fixtureNames } from '../support/shared.js';
+import { formatReport, runFixture, type Family } from './harness.js';
+
+after(stopOwnCluster);
+
+/** The endpoint families built so far; each must match the original API on every golden record. */
+const CHECKED_FAMILIES: Family[] = ['blocks', 'block/by_burn_block_height'];
+
+for (const engine of engines) {
+  describe(`conformance with the original API (${engine})`, () => {
+    for (const fixture of fixtureNames()) {
+      test(fixture, async () => {
+        const run = await runFixture(fixture, engine, CHECKED_FAMILIES);
+        const failures = run.results.filter((r) => !r.ok);
+        assert.ok(run.results.length > 0, 'golden records to compare');
+        assert.equal(failures.length, 0, formatReport([run], 10));
+      });
+    }
+  });
+}

@@ -1,0 +1,44 @@
+// The test suite: starts one throwaway PostgreSQL cluster, then runs every test file with Node's test
+// runner (through tsx). Each test file creates its own databases in the cluster (and on PGlite).
+// Usage: tsx test/run.ts [file or directory filter...]
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startPostgres } from './support/postgres.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+function findTests(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return findTests(path);
+    return name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+const filters = process.argv.slice(2);
+const files = findTests(join(root, 'test'))
+  .map((f) => relative(root, f))
+  .filter((f) => filters.length === 0 || filters.some((filter) => f.includes(filter)))
+  .sort();
+if (files.length === 0) {
+  console.error(`no test files match ${filters.join(' ')}`);
+  process.exit(1);
+}
+
+const postgres = await startPostgres();
+let exitCode = 1;
+try {
+  exitCode = await new Promise<number>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+      { cwd: root, stdio: 'inherit', env: { ...process.env, TEST_PG_URL: postgres.url } },
+    );
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+} finally {
+  await postgres.stop();
+}
+process.exit(exitCode);
