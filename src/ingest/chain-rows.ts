@@ -1,4 +1,10 @@
-import { decodeSyntheticTx, decodeTransaction, type BlockTxJson, type DecodedTx } from '../chain/index.js';
+import {
+  clarityHexToRepr,
+  decodeSyntheticTx,
+  decodeTransaction,
+  type BlockTxJson,
+  type DecodedTx,
+} from '../chain/index.js';
 import type { BlockTransaction, ChainEvent } from './payloads.js';
 import {
   ANCHORED_SEQUENCE,
@@ -101,6 +107,7 @@ function eventRowPayload(
     amount: null,
     asset_identifier: null,
     value: null,
+    value_repr: null,
     memo: null,
     contract_id: null,
     topic: null,
@@ -147,7 +154,7 @@ function eventRowPayload(
         sender: str(body, 'sender'),
         recipient: str(body, 'recipient'),
         asset_identifier: str(body, 'asset_identifier'),
-        value: str(body, 'raw_value'),
+        ...clarityValue(str(body, 'raw_value')),
       };
     case 'contract':
       return {
@@ -155,10 +162,22 @@ function eventRowPayload(
         kind: EventKind.contractLog,
         contract_id: str(body, 'contract_identifier'),
         topic: str(body, 'topic'),
-        value: str(body, 'raw_value'),
+        ...clarityValue(str(body, 'raw_value')),
       };
     default:
       return null;
+  }
+}
+
+function clarityValue(hex: string | null): { value: string | null; value_repr: string | null } {
+  if (hex === null) return { value: null, value_repr: null };
+  const value = hex.startsWith('0x') ? hex : '0x' + hex;
+  try {
+    return { value, value_repr: clarityHexToRepr(value) };
+  } catch (err) {
+    throw new InvalidMessageError(
+      `event value ${value.slice(0, 40)} is not a Clarity value: ${(err as Error).message}`,
+    );
   }
 }
 
@@ -269,6 +288,7 @@ export function buildChainRows(
       microblock_canonical: true,
       status,
       raw_result: tx.raw_result,
+      result_repr: resultRepr(tx.raw_result, tx.txid),
       vm_error: tx.vm_error ?? null,
       event_count: eventIndex,
       execution_cost_read_count: cost?.read_count ?? 0,
@@ -310,6 +330,14 @@ export function buildChainRows(
     }
   }
   return rows;
+}
+
+function resultRepr(rawResult: string, txId: string): string {
+  try {
+    return clarityHexToRepr(rawResult);
+  } catch (err) {
+    throw new InvalidMessageError(`result of ${txId} is not a Clarity value: ${(err as Error).message}`);
+  }
 }
 
 function clarityVersion(decoded: DecodedTx): number | null {

@@ -113,6 +113,8 @@ CREATE TABLE txs (
   -- 1 success, -1 abort_by_response, -2 abort_by_post_condition, -3 problematic_skipped
   status smallint NOT NULL,
   raw_result text NOT NULL,
+  -- Clarity repr of raw_result, rendered once at ingest
+  result_repr text NOT NULL,
   vm_error text,
   event_count integer NOT NULL,
   execution_cost_read_count bigint NOT NULL,
@@ -165,8 +167,9 @@ CREATE TABLE events (
   recipient text COLLATE "C",
   amount numeric,
   asset_identifier text COLLATE "C",
-  -- Clarity value (nft asset value, contract log value) as 0x-hex
+  -- Clarity value (nft asset value, contract log value) as 0x-hex, and its repr rendered at ingest
   value text,
+  value_repr text,
   memo text,
   contract_id text COLLATE "C",
   topic text,

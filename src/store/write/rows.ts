@@ -64,6 +64,7 @@ export interface TxRow extends DecodedTxColumns {
   microblock_canonical: boolean;
   status: number;
   raw_result: string;
+  result_repr: string;
   vm_error: string | null;
   event_count: number;
   execution_cost_read_count: number;
@@ -98,6 +99,7 @@ export interface EventRow {
   amount: string | null;
   asset_identifier: string | null;
   value: string | null;
+  value_repr: string | null;
   memo: string | null;
   contract_id: string | null;
   topic: string | null;

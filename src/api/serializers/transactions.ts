@@ -1,0 +1,210 @@
+import { applyAbiToContractCall, type ContractCallJson } from '../../chain/index.js';
+import type { EventRecord, MempoolTxRecord, MinedTxRecord } from '../../store/read/txs.js';
+import { isoTime, isoTimeOrEmpty } from '../schemas/common.js';
+import type { MempoolTransaction, Transaction, TransactionEvent } from '../schemas/transactions.js';
+
+// Store rows → the API's transaction objects (NOTES-upstream A.11).
+
+const TX_TYPES: Record<number, string> = {
+  0: 'token_transfer',
+  1: 'smart_contract',
+  2: 'contract_call',
+  3: 'poison_microblock',
+  4: 'coinbase',
+  5: 'coinbase',
+  6: 'smart_contract',
+  7: 'tenure_change',
+  8: 'coinbase',
+};
+const ANCHOR_MODES: Record<number, string> = { 1: 'on_chain_only', 2: 'off_chain_only', 3: 'any' };
+const POST_CONDITION_MODES: Record<number, string> = { 1: 'allow', 2: 'deny', 3: 'originator' };
+const TX_STATUSES: Record<number, string> = {
+  1: 'success',
+  [-1]: 'abort_by_response',
+  [-2]: 'abort_by_post_condition',
+  [-3]: 'problematic_skipped',
+};
+const MEMPOOL_STATUSES: Record<number, string> = {
+  0: 'pending',
+  [-10]: 'dropped_replace_by_fee',
+  [-11]: 'dropped_replace_across_fork',
+  [-12]: 'dropped_too_expensive',
+  [-13]: 'dropped_stale_garbage_collect',
+  [-14]: 'dropped_stale_garbage_collect',
+  [-15]: 'dropped_problematic',
+};
+const ASSET_EVENT_TYPES: Record<number, string> = { 1: 'transfer', 2: 'mint', 3: 'burn' };
+const ANCHORED_SEQUENCE = 2147483647;
+
+export function txStatusName(status: number): string {
+  return TX_STATUSES[status] ?? 'unknown';
+}
+
+export function mempoolStatusName(status: number): string {
+  return MEMPOOL_STATUSES[status] ?? 'pending';
+}
+
+type DecodedFields = Pick<
+  MinedTxRecord,
+  | 'tx_id'
+  | 'type_id'
+  | 'nonce'
+  | 'fee_rate'
+  | 'sender_address'
+  | 'sponsored'
+  | 'sponsor_address'
+  | 'sponsor_nonce'
+  | 'anchor_mode'
+  | 'post_condition_mode'
+  | 'post_conditions'
+  | 'payload'
+  | 'function_abi'
+>;
+
+function baseFields(tx: DecodedFields) {
+  return {
+    tx_id: tx.tx_id,
+    nonce: tx.nonce,
+    fee_rate: tx.fee_rate,
+    sender_address: tx.sender_address,
+    ...(tx.sponsor_nonce !== null ? { sponsor_nonce: tx.sponsor_nonce } : {}),
+    sponsored: tx.sponsored,
+    ...(tx.sponsor_address !== null ? { sponsor_address: tx.sponsor_address } : {}),
+    post_condition_mode: POST_CONDITION_MODES[tx.post_condition_mode],
+    post_conditions: tx.post_conditions as Transaction['post_conditions'],
+    anchor_mode: ANCHOR_MODES[tx.anchor_mode],
+  };
+}
+
+export interface RenderOptions {
+  /** Omit `contract_call.function_args` (the `exclude_function_args` query parameter). */
+  excludeFunctionArgs?: boolean;
+}
+
+/** `tx_type` and its member; a contract call takes its signature and argument names from the ABI. */
+function typeFields(tx: DecodedFields, options: RenderOptions) {
+  const payload = tx.payload;
+  const call = payload.contract_call as ContractCallJson | undefined;
+  if (call) {
+    const rendered = tx.function_abi ? applyAbiToContractCall(call, { functions: [tx.function_abi] }) : call;
+    if (options.excludeFunctionArgs) {
+      const { function_args: _args, ...withoutArgs } = rendered;
+      return { tx_type: TX_TYPES[tx.type_id], contract_call: withoutArgs };
+    }
+    return { tx_type: TX_TYPES[tx.type_id], contract_call: rendered };
+  }
+  return { tx_type: TX_TYPES[tx.type_id], ...payload };
+}
+
+export function eventJson(event: EventRecord, txId: string): TransactionEvent {
+  const base = { event_index: event.event_index, tx_id: txId };
+  switch (event.kind) {
+    case 1:
+      return {
+        event_index: base.event_index,
+        event_type: 'stx_asset',
+        tx_id: txId,
+        asset: {
+          asset_event_type: ASSET_EVENT_TYPES[event.asset_event_type!],
+          sender: event.sender ?? '',
+          recipient: event.recipient ?? '',
+          amount: event.amount!,
+          ...(event.memo !== null ? { memo: event.memo } : {}),
+        },
+      };
+    case 2:
+      return {
+        event_index: base.event_index,
+        event_type: 'fungible_token_asset',
+        tx_id: txId,
+        asset: {
+          asset_event_type: ASSET_EVENT_TYPES[event.asset_event_type!],
+          asset_id: event.asset_identifier!,
+          sender: event.sender ?? '',
+          recipient: event.recipient ?? '',
+          amount: event.amount!,
+        },
+      };
+    case 3:
+      return {
+        event_index: base.event_index,
+        event_type: 'non_fungible_token_asset',
+        tx_id: txId,
+        asset: {
+          asset_event_type: ASSET_EVENT_TYPES[event.asset_event_type!],
+          asset_id: event.asset_identifier!,
+          sender: event.sender ?? '',
+          recipient: event.recipient ?? '',
+          value: { hex: event.value!, repr: event.value_repr! },
+        },
+      };
+    case 4:
+      return {
+        event_index: base.event_index,
+        event_type: 'stx_lock',
+        tx_id: txId,
+        stx_lock_event: {
+          locked_amount: event.amount!,
+          unlock_height: event.unlock_height!,
+          locked_address: event.locked_address!,
+        },
+      };
+    default:
+      return {
+        event_index: base.event_index,
+        event_type: 'smart_contract_log',
+        tx_id: txId,
+        contract_log: {
+          contract_id: event.contract_id!,
+          topic: event.topic!,
+          value: { hex: event.value!, repr: event.value_repr! },
+        },
+      };
+  }
+}
+
+/** A mined transaction; `events` is the page read with it (callers that list txs pass none). */
+export function minedTransaction(tx: MinedTxRecord, options: RenderOptions = {}): Transaction {
+  const isUnanchored = tx.index_block_hash === '';
+  return {
+    ...baseFields(tx),
+    block_hash: isUnanchored ? '0x' : tx.block_hash,
+    block_height: tx.block_height,
+    block_time: tx.block_time,
+    block_time_iso: isoTime(tx.block_time),
+    burn_block_time: tx.burn_block_time,
+    burn_block_height: tx.burn_block_height,
+    burn_block_time_iso: isoTimeOrEmpty(tx.burn_block_time),
+    parent_burn_block_time: tx.parent_burn_block_time,
+    parent_burn_block_time_iso: isoTimeOrEmpty(tx.parent_burn_block_time),
+    canonical: tx.canonical,
+    tx_index: tx.tx_index,
+    tx_status: txStatusName(tx.status),
+    tx_result: { hex: tx.raw_result, repr: tx.result_repr },
+    event_count: tx.event_count,
+    parent_block_hash: tx.parent_block_hash,
+    is_unanchored: isUnanchored,
+    microblock_hash: tx.microblock_hash || '0x',
+    microblock_sequence: tx.microblock_hash ? tx.microblock_sequence : ANCHORED_SEQUENCE,
+    microblock_canonical: tx.microblock_canonical,
+    execution_cost_read_count: tx.execution_cost_read_count,
+    execution_cost_read_length: tx.execution_cost_read_length,
+    execution_cost_runtime: tx.execution_cost_runtime,
+    execution_cost_write_count: tx.execution_cost_write_count,
+    execution_cost_write_length: tx.execution_cost_write_length,
+    vm_error: tx.vm_error,
+    events: tx.events.map((e) => eventJson(e, tx.tx_id)),
+    ...typeFields(tx, options),
+  };
+}
+
+export function mempoolTransaction(tx: MempoolTxRecord, options: RenderOptions = {}): MempoolTransaction {
+  return {
+    ...baseFields(tx),
+    tx_status: mempoolStatusName(tx.status),
+    replaced_by_tx_id: tx.replaced_by_tx_id,
+    receipt_time: tx.receipt_time,
+    receipt_time_iso: isoTime(tx.receipt_time),
+    ...typeFields(tx, options),
+  };
+}
