@@ -51,6 +51,36 @@ const settings = {
     default: '0x00000001',
     doc: 'Stacks chain id (0x00000001 mainnet, 0x80000000 testnet); decides the network of synthetic txs',
   },
+  API_KEYS_REQUIRED: {
+    schema: Type.Boolean(),
+    default: false,
+    doc: 'true: a read API request without X-API-Key gets 401 (false: it is served with the anonymous limit)',
+  },
+  RATE_LIMIT_ENABLED: {
+    schema: Type.Boolean(),
+    default: true,
+    doc: 'per-minute request limits on the read API (429 over the limit)',
+  },
+  RATE_LIMIT_ANON_PER_MIN: {
+    schema: Type.Integer({ minimum: 1 }),
+    default: 50,
+    doc: 'requests per minute per client IP without an API key',
+  },
+  RATE_LIMIT_KEY_PER_MIN: {
+    schema: Type.Integer({ minimum: 1 }),
+    default: 500,
+    doc: 'requests per minute per API key, whatever the client IP',
+  },
+  TRUSTED_PROXIES: {
+    schema: Type.String({ pattern: '^[0-9A-Za-z:./, ]*$' }),
+    default: '',
+    doc: 'comma-separated proxy IPs/CIDRs (or loopback, linklocal, uniquelocal) whose X-Forwarded-For is believed',
+  },
+  REDIS_URL: {
+    schema: Type.String({ pattern: '^(rediss?://.+)?$' }),
+    default: '',
+    doc: 'redis://… to share rate-limit counters between instances; empty keeps them in process memory',
+  },
   LOG_LEVEL: {
     schema: Type.Union([
       Type.Literal('fatal'),

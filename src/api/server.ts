@@ -2,6 +2,11 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
+import {
+  registerAccessControl,
+  trustProxySetting,
+  type AccessControlOptions,
+} from './plugins/access-control.js';
 import { registerConventions } from './plugins/conventions.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerRoutes } from './routes/index.js';
@@ -11,6 +16,8 @@ export interface ApiServerOptions {
   logger: Logger;
   /** Shown in the X-API-Version header, e.g. `v0.1.0 (main:abc1234)`. */
   apiVersion: string;
+  /** API keys, rate limits and trusted proxies (see plugins/access-control.ts); none when absent. */
+  accessControl?: AccessControlOptions;
 }
 
 /** The public read API (the ten endpoints of the contract and the service routes). */
@@ -21,9 +28,11 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // Upstream's validation stack: coerce query strings, fill defaults, drop unknown query keys.
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true } },
+    trustProxy: trustProxySetting(options.accessControl),
   }).withTypeProvider<TypeBoxTypeProvider>();
   registerErrorHandling(app);
   await registerConventions(app, options.apiVersion);
+  if (options.accessControl) await registerAccessControl(app, options.store, options.accessControl);
   await registerRoutes(app, { store: options.store });
   return app;
 }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, describeConfig, loadConfig } from '../config.js';
 import { exportFile, progressBar, replayFile } from '../ingest/replay.js';
+import { KEYS_USAGE, KeysUsageError, runKeysCommand } from './keys.js';
 import { createIngestor, createLogger, openStore } from './runtime.js';
 import { serve, stopOnSignals, type ServeMode } from './serve.js';
 
@@ -11,6 +12,7 @@ Commands:
   migrate                             apply database migrations and exit
   replay --file F.tsv                 ingest a recorded event stream (TSV of the raw message log)
   export --file F.tsv                 write the raw message log as a TSV that replay can read
+${KEYS_USAGE}
 
 Configuration (environment variables):
 ${describeConfig()
@@ -20,10 +22,12 @@ ${describeConfig()
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
+    allowPositionals: command === 'keys',
     options: {
       file: { type: 'string' },
+      label: { type: 'string' },
       'read-only': { type: 'boolean', default: false },
       'write-only': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -81,6 +85,22 @@ async function main(argv: string[]): Promise<number> {
         await store.close();
       }
       return 0;
+    }
+    case 'keys': {
+      // Quiet logs: stdout carries the new key (or the list) for scripts.
+      const store = await openStore(config, logger.child({}, { level: 'warn' }));
+      try {
+        const [action, id] = positionals;
+        return await runKeysCommand(
+          store,
+          { action, id, label: values.label },
+          { out: (t) => process.stdout.write(`${t}\n`), info: (t) => process.stderr.write(`${t}\n`) },
+        );
+      } catch (err) {
+        throw err instanceof KeysUsageError ? new UsageError(err.message) : err;
+      } finally {
+        await store.close();
+      }
     }
     default:
       throw new UsageError(`unknown command "${command}"`);

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { accessControlFromConfig } from '../api/plugins/access-control.js';
 import { buildApiServer } from '../api/server.js';
 import type { Config } from '../config.js';
 import { buildObserverServer } from '../ingest/observer-server.js';
@@ -41,7 +42,12 @@ export async function serve(config: Config, logger: Logger, mode: ServeMode): Pr
       logger.info(`event observer listening on http://${config.OBSERVER_HOST}:${config.OBSERVER_PORT}`);
     }
     if (mode !== 'write-only') {
-      service.api = await buildApiServer({ store, logger, apiVersion: serviceVersion() });
+      service.api = await buildApiServer({
+        store,
+        logger,
+        apiVersion: serviceVersion(),
+        accessControl: accessControlFromConfig(config),
+      });
       servers.push(service.api);
       await service.api.listen({ host: config.API_HOST, port: config.API_PORT });
       logger.info(`read API listening on http://${config.API_HOST}:${config.API_PORT}`);

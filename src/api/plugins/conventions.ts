@@ -13,7 +13,16 @@ declare module 'fastify' {
 
 /** Headers every answer carries: CORS, the API version, no caching unless a route opts in, deprecations. */
 export async function registerConventions(app: FastifyInstance, apiVersion: string) {
-  await app.register(cors, { exposedHeaders: ['X-API-Version'], methods: ['GET', 'HEAD', 'OPTIONS'] });
+  await app.register(cors, {
+    exposedHeaders: [
+      'X-API-Version',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'Retry-After',
+    ],
+    methods: ['GET', 'HEAD', 'OPTIONS'],
+  });
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-api-version', apiVersion);
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');

@@ -1,0 +1,256 @@
+import { isIP } from 'node:net';
+import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import { Redis } from 'ioredis';
+import { ConfigError, type Config } from '../../config.js';
+import type { Store } from '../../store/store.js';
+import { accessCounters, type AccessCounters } from './access-counters.js';
+import { ApiKeyVerifier, type ApiKeyIdentity } from './api-keys.js';
+
+/**
+ * Routes outside access control (no key check, no limit): health, readiness, metrics, the OpenAPI document
+ * and the docs page. A path matches itself and everything below it (`/doc` covers `/doc/static/x.js`).
+ * A route can also opt out itself with `config: { accessControl: false }` (or skip only the limit with
+ * the rate-limit plugin's own `config: { rateLimit: false }`).
+ */
+export const EXEMPT_ROUTE_PATHS = ['/health', '/ready', '/metrics', '/openapi.json', '/doc', '/docs'];
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: the route is served to anyone, without key check or rate limit (health, docs...). */
+    accessControl?: boolean;
+  }
+  interface FastifyRequest {
+    /** The verified API key of the request, null when anonymous. */
+    apiKey: ApiKeyIdentity | null;
+  }
+}
+
+export interface AccessControlOptions {
+  /** true: a request without a key gets 401. */
+  apiKeysRequired: boolean;
+  rateLimitEnabled: boolean;
+  /** Requests per window per client IP without a key. */
+  anonymousLimit: number;
+  /** Requests per window per API key, whatever the IP. */
+  keyedLimit: number;
+  /** The limit window; one minute unless a test shortens it. */
+  windowMs?: number;
+  /** Peers whose X-Forwarded-For is believed (IPs, CIDRs, or proxy-addr names like `loopback`). */
+  trustedProxies: string[];
+  /** redis://… for counters shared by every instance; unset keeps them in this process. */
+  redisUrl?: string;
+  /** How long a verified key is trusted without a database query; a revocation takes effect within it. */
+  keyCacheTtlMs?: number;
+  counters?: AccessCounters;
+}
+
+export const DEFAULT_WINDOW_MS = 60_000;
+export const DEFAULT_KEY_CACHE_TTL_MS = 30_000;
+/** Longest a request waits on Redis before being served without a limit decision. */
+const REDIS_COMMAND_TIMEOUT_MS = 500;
+
+const NAMED_PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** TRUSTED_PROXIES as a list; an entry that is not an IP, a CIDR or a named range stops the boot. */
+export function parseTrustedProxies(value: string): string[] {
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  for (const entry of entries) {
+    if (NAMED_PROXY_RANGES.has(entry)) continue;
+    const [address, prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const maxPrefix = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= maxPrefix);
+    if (family === 0 || rest.length > 0 || !prefixOk) {
+      throw new ConfigError(
+        `TRUSTED_PROXIES: "${entry}" is not an IP address, a CIDR range or one of loopback, linklocal, uniquelocal`,
+      );
+    }
+  }
+  return entries;
+}
+
+export function accessControlFromConfig(config: Config): AccessControlOptions {
+  return {
+    apiKeysRequired: config.API_KEYS_REQUIRED,
+    rateLimitEnabled: config.RATE_LIMIT_ENABLED,
+    anonymousLimit: config.RATE_LIMIT_ANON_PER_MIN,
+    keyedLimit: config.RATE_LIMIT_KEY_PER_MIN,
+    trustedProxies: parseTrustedProxies(config.TRUSTED_PROXIES),
+    redisUrl: config.REDIS_URL || undefined,
+  };
+}
+
+/** Fastify's `trustProxy`: only the configured proxies (never `true`, which would believe anyone). */
+export function trustProxySetting(options: AccessControlOptions | undefined): string[] | false {
+  return options && options.trustedProxies.length > 0 ? options.trustedProxies : false;
+}
+
+/** An error the one error handler turns into `{statusCode, error, message}`. */
+class AccessError extends Error {
+  constructor(
+    readonly statusCode: 401 | 403 | 429,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function isExempt(request: FastifyRequest): boolean {
+  // A CORS preflight never carries the key (the browser asks first whether it may send it).
+  if (request.method === 'OPTIONS') return true;
+  if (request.routeOptions.config?.accessControl === false) return true;
+  const url = request.routeOptions.url;
+  return url !== undefined && EXEMPT_ROUTE_PATHS.some((p) => url === p || url.startsWith(`${p}/`));
+}
+
+/** Logs the first failure at once, then at most one line per interval with the count in between. */
+function throttledErrorLog(log: FastifyBaseLogger, intervalMs = 10_000) {
+  let lastAt = 0;
+  let suppressed = 0;
+  return (err: unknown, msg: string) => {
+    const now = Date.now();
+    if (now - lastAt < intervalMs) {
+      suppressed += 1;
+      return;
+    }
+    log.error({ err: (err as Error)?.message ?? String(err), suppressed }, msg);
+    lastAt = now;
+    suppressed = 0;
+  };
+}
+
+/** Where a Redis URL points, without credentials, for logs. */
+function redisTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'redis';
+  }
+}
+
+/**
+ * A Redis client that never makes a request wait for a Redis that is down: no offline queue (a command
+ * while disconnected fails at once), a short command timeout, and reconnection in the background forever.
+ */
+async function connectRedis(url: string, log: FastifyBaseLogger): Promise<Redis> {
+  const logError = throttledErrorLog(log);
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+  redis.on('error', (err) => logError(err, `rate-limit Redis ${redisTarget(url)} unavailable`));
+  try {
+    await redis.connect();
+    log.info(`rate-limit counters in Redis ${redisTarget(url)}`);
+  } catch (err) {
+    // Not fatal: requests are served without limits until Redis is back (the client keeps reconnecting).
+    logError(err, `rate-limit Redis ${redisTarget(url)} unavailable at start: limits fail open`);
+  }
+  return redis;
+}
+
+/**
+ * Access control of the read API, one `onRequest` hook on every route (and on 404s):
+ * 1. the key in `X-API-Key`, if any, is verified (cached, see ApiKeyVerifier);
+ * 2. the request is counted (@fastify/rate-limit's stores: Redis when configured, else memory): per key for
+ *    a valid key, else per client IP (requests with a bad key count against their IP); every answer gets
+ *    `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds), and 429 adds `Retry-After`;
+ * 3. a bad key gets 403, a missing key 401 when keys are required.
+ * If the counter store fails the request is served (fail open), logged (throttled) and counted.
+ */
+export async function registerAccessControl(
+  app: FastifyInstance,
+  store: Store,
+  options: AccessControlOptions,
+) {
+  const counters = options.counters ?? accessCounters;
+  const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
+  const windowText = windowMs === DEFAULT_WINDOW_MS ? 'minute' : `${windowMs / 1000} s`;
+  const verifier = new ApiKeyVerifier(store, {
+    cacheTtlMs: options.keyCacheTtlMs ?? DEFAULT_KEY_CACHE_TTL_MS,
+    logger: app.log,
+  });
+  app.decorateRequest('apiKey', null);
+
+  let limiter: ReturnType<FastifyInstance['createRateLimit']> | undefined;
+  if (options.rateLimitEnabled) {
+    const redis = options.redisUrl ? await connectRedis(options.redisUrl, app.log) : undefined;
+    if (redis) app.addHook('onClose', async () => redis.disconnect());
+    await app.register(rateLimit, {
+      // No per-route hooks: the one hook below decides, after the key is known.
+      global: false,
+      timeWindow: windowMs,
+      keyGenerator: (request) =>
+        request.apiKey ? `key:${request.apiKey.id}` : `ip:${normalizeIP(request.ip)}`,
+      max: (request) => (request.apiKey ? options.keyedLimit : options.anonymousLimit),
+      redis,
+      nameSpace: 'stacks-read-api:rate-limit:',
+      // Clients tracked in memory (least recently seen forgotten first) when there is no Redis.
+      cache: 100_000,
+    });
+    limiter = app.createRateLimit();
+  }
+  const logStoreError = throttledErrorLog(app.log);
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (isExempt(request)) return;
+    const presented = request.headers['x-api-key'];
+    let invalidKey = false;
+    if (presented !== undefined && presented !== '') {
+      // Several X-API-Key headers are not one key.
+      request.apiKey = typeof presented === 'string' ? await verifier.verify(presented) : null;
+      invalidKey = request.apiKey === null;
+    }
+
+    if (limiter && request.routeOptions.config?.rateLimit !== false) {
+      const max = request.apiKey ? options.keyedLimit : options.anonymousLimit;
+      let result: Awaited<ReturnType<typeof limiter>> | undefined;
+      try {
+        result = await limiter(request);
+      } catch (err) {
+        counters.rateLimitStoreErrors += 1;
+        logStoreError(err, 'rate-limit store failed: request served without a limit');
+      }
+      if (result && !result.isAllowed) {
+        reply.header('ratelimit-limit', result.max);
+        reply.header('ratelimit-remaining', result.remaining);
+        reply.header('ratelimit-reset', result.ttlInSeconds);
+        if (result.isExceeded) {
+          counters.rejected[429] += 1;
+          const retryAfter = Math.max(1, result.ttlInSeconds);
+          reply.header('retry-after', retryAfter);
+          const who = request.apiKey ? 'this API key' : 'anonymous clients of this IP address';
+          throw new AccessError(
+            429,
+            `Rate limit exceeded: ${result.max} requests per ${windowText} for ${who}; retry in ${retryAfter} s`,
+          );
+        }
+      } else {
+        // Fail open: no count is known, the whole window is announced.
+        reply.header('ratelimit-limit', max);
+        reply.header('ratelimit-remaining', max);
+        reply.header('ratelimit-reset', Math.ceil(windowMs / 1000));
+      }
+    }
+
+    if (invalidKey) {
+      counters.rejected[403] += 1;
+      throw new AccessError(403, 'The API key in X-API-Key is invalid or revoked');
+    }
+    if (!request.apiKey && options.apiKeysRequired) {
+      counters.rejected[401] += 1;
+      throw new AccessError(401, 'An API key is required: send it in the X-API-Key header');
+    }
+    if (request.apiKey) counters.admitted.keyed += 1;
+    else counters.admitted.anonymous += 1;
+  });
+}
