@@ -6,21 +6,21 @@ import { formatTsvLine } from '../ingest/tsv.js';
 /** A one-line progress bar on stderr for the generator (redrawn at most 5 times a second). */
 export function generationProgress(label: string, totalBlocks: number) {
   let last = 0;
-  let latest = { blocks: 0, txs: 0 };
+  let latest = { height: 0, txs: 0 };
   const started = performance.now();
   const draw = () => {
-    const ratio = totalBlocks > 0 ? Math.min(1, latest.blocks / totalBlocks) : 1;
+    const ratio = totalBlocks > 0 ? Math.min(1, latest.height / totalBlocks) : 1;
     const width = 30;
     const filled = Math.round(ratio * width);
     const seconds = (performance.now() - started) / 1000;
     const rate = seconds > 0 ? latest.txs / seconds : 0;
     process.stderr.write(
       `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(ratio * 100).toFixed(0).padStart(3)}% ` +
-        `${latest.blocks} blocks, ${latest.txs} txs, ${rate.toFixed(0)} txs/s   `,
+        `height ${latest.height}, ${latest.txs} txs, ${rate.toFixed(0)} txs/s   `,
     );
   };
   return {
-    update(progress: { blocks: number; txs: number }) {
+    update(progress: { height: number; txs: number }) {
       latest = progress;
       const now = performance.now();
       if (now - last < 200) return;

@@ -89,6 +89,8 @@ const ZERO_HASH = '0x' + '00'.repeat(32);
 interface Plan {
   at: number;
   path: string;
+  /** block height, for progress */
+  height?: number;
   payload: () => object;
   observe?: () => void;
 }
@@ -175,6 +177,7 @@ class Planner {
 
   readonly report: GenerateReport;
   private blocksWritten = 0;
+  private heightWritten = 0;
   private sampleTx: TxDraft | null = null;
   private txsWritten = 0;
 
@@ -266,10 +269,11 @@ class Planner {
     this.messageId++;
     this.report.paths[plan.path] = (this.report.paths[plan.path] ?? 0) + 1;
     await this.sink({ id: String(this.messageId), receivedAt: new Date(plan.at), path: plan.path, payload });
-    if (plan.path === '/new_block') {
+    if (plan.height !== undefined) {
       this.blocksWritten++;
+      this.heightWritten = Math.max(this.heightWritten, plan.height);
       this.options.onProgress?.({
-        height: this.blocksWritten,
+        height: this.heightWritten,
         blocks: this.blocksWritten,
         txs: this.txsWritten,
         messages: this.messageId,
@@ -387,6 +391,7 @@ class Planner {
     this.plan({
       at: receivedAt,
       path: '/new_block',
+      height: args.height,
       payload: () => ({
         block_hash: info.blockHash,
         block_height: info.height,
