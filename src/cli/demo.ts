@@ -104,8 +104,15 @@ export async function urlsToTry(
   const urls: { what: string; path: string }[] = [];
   for (const { what, path } of candidates) {
     if (!path) continue;
-    const response = await api.inject({ method: 'GET', url: path });
-    if (response.statusCode === 200) urls.push({ what, path });
+    let url = path;
+    let response = await api.inject({ method: 'GET', url });
+    // a docs page may redirect once (e.g. to its index): print where it lands
+    const location = response.headers.location;
+    if (response.statusCode >= 300 && response.statusCode < 400 && typeof location === 'string') {
+      url = new URL(location, `http://localhost${path}`).pathname;
+      response = await api.inject({ method: 'GET', url });
+    }
+    if (response.statusCode === 200) urls.push({ what, path: url });
   }
   return urls;
 }
