@@ -2,16 +2,21 @@ import { parseArgs } from 'node:util';
 import { ConfigError, describeConfig, loadConfig } from '../config.js';
 import { exportFile, progressBar, replayFile } from '../ingest/replay.js';
 import { KEYS_USAGE, KeysUsageError, runKeysCommand } from './keys.js';
+import { start } from './demo.js';
+import { generateFile } from './generate.js';
 import { createIngestor, createLogger, openStore } from './runtime.js';
 import { serve, stopOnSignals, type ServeMode } from './serve.js';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
 Commands:
+  start                               serve on the embedded database, first indexing a demo chain if it is empty
   serve [--read-only | --write-only]  run the read API (public) and the event observer (loopback)
   migrate                             apply database migrations and exit
   replay --file F.tsv                 ingest a recorded event stream (TSV of the raw message log)
   export --file F.tsv                 write the raw message log as a TSV that replay can read
+  generate --out F.tsv [--blocks N] [--accounts M] [--seed S] [--txs-per-block K] [--workers W]
+                                      write a deterministic synthetic chain (really signed txs) that replay reads
 ${KEYS_USAGE}
 
 Configuration (environment variables):
@@ -28,6 +33,12 @@ async function main(argv: string[]): Promise<number> {
     options: {
       file: { type: 'string' },
       label: { type: 'string' },
+      out: { type: 'string' },
+      blocks: { type: 'string', default: '100' },
+      accounts: { type: 'string', default: '100' },
+      seed: { type: 'string', default: '1' },
+      'txs-per-block': { type: 'string', default: '20' },
+      workers: { type: 'string' },
       'read-only': { type: 'boolean', default: false },
       'write-only': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -51,6 +62,27 @@ async function main(argv: string[]): Promise<number> {
           : 'both';
       stopOnSignals(await serve(config, logger, mode), logger);
       return -1;
+    }
+    case 'start': {
+      stopOnSignals(await start(config, logger), logger);
+      return -1;
+    }
+    case 'generate': {
+      const out = values.out ?? values.file;
+      if (!out) throw new UsageError('--out is required');
+      const report = await generateFile(
+        {
+          blocks: integerOption('blocks', values.blocks, 1),
+          accounts: integerOption('accounts', values.accounts, 8),
+          seed: values.seed,
+          txsPerBlock: integerOption('txs-per-block', values['txs-per-block'], 1),
+          workers: values.workers === undefined ? undefined : integerOption('workers', values.workers, 0),
+        },
+        out,
+        true,
+      );
+      process.stdout.write(JSON.stringify({ file: out, ...report }, null, 2) + '\n');
+      return 0;
     }
     case 'migrate': {
       const store = await openStore(config, logger);
@@ -108,6 +140,13 @@ async function main(argv: string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+function integerOption(name: string, value: string, min: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min)
+    throw new UsageError(`--${name} must be an integer >= ${min}, got "${value}"`);
+  return n;
+}
 
 function requireFile(file: string | undefined): string {
   if (!file) throw new UsageError('--file is required');

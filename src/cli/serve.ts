@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { accessControlFromConfig } from '../api/plugins/access-control.js';
 import { buildApiServer } from '../api/server.js';
 import type { Config } from '../config.js';
+import type { Store } from '../store/store.js';
 import { buildObserverServer } from '../ingest/observer-server.js';
 import { serviceVersion } from '../version.js';
 import { createIngestor, openStore } from './runtime.js';
@@ -12,6 +13,7 @@ export type ServeMode = 'both' | 'read-only' | 'write-only';
 export interface RunningService {
   api?: FastifyInstance;
   observer?: FastifyInstance;
+  store: Store;
   /** Stops accepting, finishes what is in flight (requests, the message being applied), closes the pool. */
   stop(): Promise<void>;
 }
@@ -20,16 +22,23 @@ export interface RunningService {
  * Starts the service: the public read API and/or the event observer, over one store. `read-only` serves
  * the API without the observer and without migrating; `write-only` runs the observer alone.
  */
-export async function serve(config: Config, logger: Logger, mode: ServeMode): Promise<RunningService> {
+export async function serve(
+  config: Config,
+  logger: Logger,
+  mode: ServeMode,
+  hooks: { beforeListen?: (store: Store) => Promise<void> } = {},
+): Promise<RunningService> {
   const store = await openStore(config, logger, { readOnly: mode === 'read-only' });
   const servers: FastifyInstance[] = [];
   const service: RunningService = {
+    store,
     async stop() {
       for (const server of servers) await server.close();
       await store.close();
     },
   };
   try {
+    await hooks.beforeListen?.(store);
     if (mode !== 'read-only') {
       const ingestor = createIngestor(store, config, logger);
       service.observer = buildObserverServer({
