@@ -2,8 +2,9 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
-import { registerConventions } from './plugins/conventions.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { conventionalHeaders, registerConventions } from './plugins/conventions.js';
+import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
+import { registerStrictNumbers } from './plugins/strict-numbers.js';
 import { registerRoutes } from './routes/index.js';
 
 export interface ApiServerOptions {
@@ -13,17 +14,21 @@ export interface ApiServerOptions {
   apiVersion: string;
 }
 
+const MAX_PARAM_LENGTH = 1000;
+
 /** The public read API (the ten endpoints of the contract and the service routes). */
 export async function buildApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: options.logger.child({ door: 'api' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH, conventionalHeaders(options.apiVersion)),
     // Upstream's validation stack: coerce query strings, fill defaults, drop unknown query keys.
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   registerErrorHandling(app);
   await registerConventions(app, options.apiVersion);
+  registerStrictNumbers(app);
   await registerRoutes(app, { store: options.store });
   return app;
 }

@@ -9,11 +9,13 @@ import {
 } from '../../store/read/blocks.js';
 import { getChainState } from '../../store/read/chain-state.js';
 import { etag } from '../plugins/etag.js';
+import { isDisguisedNumber } from '../plugins/strict-numbers.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
 import { HASH_PATTERN, MAX_HEIGHT, errorResponses, isoTime } from '../schemas/common.js';
 import type { RouteOptions } from './index.js';
 
 const UNPREFIXED_HASH = /^[a-fA-F0-9]{64}$/;
+const PREFIXED_HASH = /^0x[a-fA-F0-9]{64}$/;
 
 /** Upstream: a tenure height is stored for Nakamoto blocks; older blocks count as their own tenure. */
 function tenureHeight(block: BlockRecord): number {
@@ -80,8 +82,15 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       },
       preValidation: async (request) => {
         const params = request.params as { height_or_hash: string };
+        const value = params.height_or_hash;
         // A 64-hex id without 0x is a hash, even when all its digits are decimal.
-        if (UNPREFIXED_HASH.test(params.height_or_hash)) params.height_or_hash = '0x' + params.height_or_hash;
+        if (UNPREFIXED_HASH.test(value)) params.height_or_hash = '0x' + value;
+        // Ajv would read `0x10`, `1e3` or `0X<hash>` as heights; they are none of the accepted forms.
+        else if (!PREFIXED_HASH.test(value) && isDisguisedNumber(value)) {
+          throw new InvalidRequestError(
+            `height_or_hash must be a decimal block height, a 0x-prefixed 64-hex block hash or index block hash, or "latest"; got "${value}"`,
+          );
+        }
       },
       preHandler: etag(async (request) => {
         const value = (request.params as { height_or_hash: string | number }).height_or_hash;

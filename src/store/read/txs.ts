@@ -1,6 +1,9 @@
 import type { Sql } from '../db.js';
 import { visible, type Visibility } from './visibility.js';
 
+const MEMPOOL_PENDING = 0;
+const MAX_INT = 2_147_483_647;
+
 // Reads of transactions: mined rows (with their events, page by page) and mempool rows.
 
 /** The decoded columns mined and mempool rows share. */
@@ -117,7 +120,8 @@ const eventsOf = (sql: Sql, alias: string, page: EventPage | null) =>
     FROM events e
     WHERE e.tx_id = ${sql(`${alias}.tx_id`)} AND e.index_block_hash = ${sql(`${alias}.index_block_hash`)}
       AND e.microblock_hash = ${sql(`${alias}.microblock_hash`)}
-      AND e.event_index >= ${page.offset} AND e.event_index < ${page.offset + page.limit}) AS events`;
+      AND e.event_index >= ${page.offset}
+      AND e.event_index < ${Math.min(page.offset + page.limit, MAX_INT)}) AS events`;
 
 const minedColumns = (sql: Sql, page: EventPage | null) => sql`
   ${decodedColumns(sql, 't')}, t.index_block_hash, t.microblock_hash, t.block_hash, t.block_height,
@@ -157,10 +161,29 @@ export async function findMinedTxsByKey(
       AND t.microblock_hash = k.microblock_hash`;
 }
 
-/** Mempool rows of these ids, pending or pruned (pruned rows keep their last status). */
-export async function findMempoolTxs(sql: Sql, txIds: string[]): Promise<MempoolTxRecord[]> {
+export interface MempoolLookup {
+  /** Reads that see unconfirmed microblocks (`unanchored=true`) find such txs mined, not in the mempool. */
+  unanchored?: boolean;
+}
+
+/**
+ * Mempool rows of these ids, pending or pruned (pruned rows keep their last status). A pruned row whose
+ * tx sits in an unconfirmed microblock shows as pending to anchored reads: it is not confirmed yet
+ * (NOTES-upstream A.2).
+ */
+export async function findMempoolTxs(
+  sql: Sql,
+  txIds: string[],
+  lookup: MempoolLookup = {},
+): Promise<MempoolTxRecord[]> {
   if (txIds.length === 0) return [];
+  const status = lookup.unanchored
+    ? sql`m.status`
+    : sql`CASE WHEN m.pruned AND EXISTS (
+          SELECT 1 FROM txs u WHERE u.tx_id = m.tx_id AND u.index_block_hash = ''
+            AND u.canonical AND u.microblock_canonical)
+        THEN ${MEMPOOL_PENDING}::smallint ELSE m.status END AS status`;
   return sql<MempoolTxRecord[]>`
-    SELECT ${decodedColumns(sql, 'm')}, m.status, m.replaced_by_tx_id, m.receipt_time, ${functionAbi(sql, 'm')}
+    SELECT ${decodedColumns(sql, 'm')}, ${status}, m.replaced_by_tx_id, m.receipt_time, ${functionAbi(sql, 'm')}
     FROM mempool_txs m WHERE m.tx_id = ANY(${txIds})`;
 }
