@@ -4,7 +4,9 @@ import type { FastifyReply } from 'fastify';
 import Type, { type TSchema } from 'typebox';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
 import {
+  findMempoolTx,
   findMempoolTxs,
+  findMinedTx,
   findMinedTxs,
   type EventPage,
   type MempoolTxRecord,
@@ -209,14 +211,14 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       const query = request.query;
       const options = renderOptions(query);
       // The common case, a mined tx, is one query; the tag comes from the row read.
-      const [mined] = await findMinedTxs(store.sql, [id], { unanchored: query.unanchored }, eventPage(query));
+      const mined = await findMinedTx(store.sql, id, { unanchored: query.unanchored }, eventPage(query));
       if (mined) {
         if (clientHasVersion(request, reply, digest([txVersion({ kind: 'mined', row: mined })]))) {
           return sendNotModified(reply);
         }
         return sendJson(reply, serialize(reply, Transaction, minedTransaction(mined, options)));
       }
-      const [pending] = await findMempoolTxs(store.sql, [id], { unanchored: query.unanchored });
+      const pending = await findMempoolTx(store.sql, id, { unanchored: query.unanchored });
       if (pending) {
         if (clientHasVersion(request, reply, digest([txVersion({ kind: 'mempool', row: pending })]))) {
           return sendNotModified(reply);
