@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import Type, { type TSchema } from 'typebox';
@@ -70,9 +70,7 @@ function txVersion(tx: { kind: 'mined'; row: MinedTxRecord } | { kind: 'mempool'
 }
 
 function digest(parts: string[]): string {
-  const hash = createHash('sha256');
-  for (const part of parts) hash.update(part).update('\n');
-  return hash.digest('hex');
+  return hash('sha256', parts.join('\n'), 'hex');
 }
 
 /**
