@@ -6,6 +6,7 @@ import {
   findCanonicalBlock,
   type BlockLocator,
   type BlockRecord,
+  type BlockWithTxs,
 } from '../../store/read/blocks.js';
 import { getChainState } from '../../store/read/chain-state.js';
 import { etag } from '../plugins/etag.js';
@@ -49,6 +50,38 @@ function blockV2(block: BlockRecord): BlockV2 {
 }
 
 const ZERO_HASH = '0x' + '0'.repeat(64);
+
+/** The v1 block (contract 2.8). Built as one literal: object rest/spread made it ~500x slower in V8. */
+function blockV1(block: BlockWithTxs): BlockV1 {
+  const parentMicroblockIsNone = block.parent_microblock_hash === ZERO_HASH;
+  const blockTime = block.block_time > 0 ? block.block_time : block.burn_block_time;
+  return {
+    canonical: block.canonical,
+    height: block.block_height,
+    hash: block.block_hash,
+    block_time: blockTime,
+    block_time_iso: isoTime(blockTime),
+    tenure_height: tenureHeight(block),
+    index_block_hash: block.index_block_hash,
+    parent_block_hash: block.parent_block_hash,
+    burn_block_time: block.burn_block_time,
+    burn_block_time_iso: isoTime(block.burn_block_time),
+    burn_block_hash: block.burn_block_hash,
+    burn_block_height: block.burn_block_height,
+    miner_txid: block.miner_txid,
+    execution_cost_read_count: block.execution_cost_read_count,
+    execution_cost_read_length: block.execution_cost_read_length,
+    execution_cost_runtime: block.execution_cost_runtime,
+    execution_cost_write_count: block.execution_cost_write_count,
+    execution_cost_write_length: block.execution_cost_write_length,
+    txs: block.txs,
+    parent_microblock_hash: parentMicroblockIsNone ? '' : block.parent_microblock_hash || '0x',
+    parent_microblock_sequence: parentMicroblockIsNone ? -1 : block.parent_microblock_sequence,
+    microblocks_accepted: block.microblocks_accepted,
+    microblocks_streamed: block.microblocks_streamed,
+    microblock_tx_count: block.microblock_tx_count,
+  };
+}
 
 function parseLocator(value: string | number): BlockLocator | null {
   if (value === 'latest') return { latest: true };
@@ -131,19 +164,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       const height = request.params.burn_block_height;
       const block = height <= MAX_HEIGHT ? await findBlockByBurnHeight(store.sql, height) : undefined;
       if (!block) throw new NotFoundError('cannot find block by height');
-      const parentMicroblockIsNone = block.parent_microblock_hash === ZERO_HASH;
-      const { tx_count: _txCount, parent_index_block_hash: _parent, ...v2 } = blockV2(block);
-      return {
-        ...v2,
-        block_time: block.block_time > 0 ? block.block_time : block.burn_block_time,
-        block_time_iso: isoTime(block.block_time > 0 ? block.block_time : block.burn_block_time),
-        txs: block.txs,
-        parent_microblock_hash: parentMicroblockIsNone ? '' : block.parent_microblock_hash || '0x',
-        parent_microblock_sequence: parentMicroblockIsNone ? -1 : block.parent_microblock_sequence,
-        microblocks_accepted: block.microblocks_accepted,
-        microblocks_streamed: block.microblocks_streamed,
-        microblock_tx_count: block.microblock_tx_count,
-      };
+      return blockV1(block);
     },
   );
 };
