@@ -21,6 +21,11 @@ const settings = {
     default: 1,
     doc: 'PostgreSQL connections per process (a pipelined single connection is fastest on 2 cores; PGlite always uses 1)',
   },
+  DB_CONNECT_TIMEOUT_MS: {
+    schema: Type.Integer({ minimum: 100, maximum: 60000 }),
+    default: 1000,
+    doc: 'how long opening a database connection may take; past it, API requests answer 503',
+  },
   API_HOST: {
     schema: Type.String({ minLength: 1 }),
     default: '0.0.0.0',

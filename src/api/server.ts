@@ -7,8 +7,9 @@ import {
   trustProxySetting,
   type AccessControlOptions,
 } from './plugins/access-control.js';
-import { registerConventions } from './plugins/conventions.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { conventionalHeaders, registerConventions } from './plugins/conventions.js';
+import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
+import { registerStrictNumbers } from './plugins/strict-numbers.js';
 import { registerRoutes } from './routes/index.js';
 
 export interface ApiServerOptions {
@@ -20,12 +21,15 @@ export interface ApiServerOptions {
   accessControl?: AccessControlOptions;
 }
 
+const MAX_PARAM_LENGTH = 1000;
+
 /** The public read API (the ten endpoints of the contract and the service routes). */
 export async function buildApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: options.logger.child({ door: 'api' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH, conventionalHeaders(options.apiVersion)),
     // Upstream's validation stack: coerce query strings, fill defaults, drop unknown query keys.
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true } },
     trustProxy: trustProxySetting(options.accessControl),
@@ -33,6 +37,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   registerErrorHandling(app);
   await registerConventions(app, options.apiVersion);
   if (options.accessControl) await registerAccessControl(app, options.store, options.accessControl);
+  registerStrictNumbers(app);
   await registerRoutes(app, { store: options.store });
   return app;
 }

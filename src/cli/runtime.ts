@@ -15,6 +15,7 @@ export async function openStore(config: Config, logger: Logger, options: { readO
     url: config.DATABASE_URL,
     pgliteDir: config.PGLITE_DIR,
     poolMax: config.DB_POOL_MAX,
+    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
     logger,
   });
   try {

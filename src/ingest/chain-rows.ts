@@ -134,7 +134,11 @@ function eventRowPayload(
         sender: str(body, 'sender'),
         recipient: str(body, 'recipient'),
         amount: str(body, 'amount'),
-        memo: typeof body.memo === 'string' ? '0x' + body.memo.replace(/^0x/, '') : null,
+        // The node sends "" for a transfer without memo: the API then shows no memo key.
+        memo:
+          typeof body.memo === 'string' && body.memo.replace(/^0x/, '') !== ''
+            ? '0x' + body.memo.replace(/^0x/, '')
+            : null,
       };
     case 'ft':
       return {

@@ -19,6 +19,8 @@ export interface DatabaseOptions {
   /** PGlite data directory; `memory://` for a throwaway in-memory database. */
   pgliteDir: string;
   poolMax: number;
+  /** How long opening a connection may take before queries fail (and the API answers 503); default 1000. */
+  connectTimeoutMs?: number;
   logger?: Logger;
   /** Tag shown in pg_stat_activity. */
   applicationName?: string;
@@ -37,13 +39,18 @@ const clientTypes = {
   },
 };
 
+const DEFAULT_CONNECT_TIMEOUT_MS = 1000;
+
 function clientOptions(options: DatabaseOptions, max: number) {
   return {
     max,
     types: clientTypes,
     onnotice: () => {},
     idle_timeout: 0,
-    connect_timeout: 10,
+    connect_timeout: (options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 1000,
+    // While the database is down every query waits for the next connection attempt: retry soon (postgres.js
+    // backs off exponentially up to 20 s by default), so requests fail fast with 503 and recover fast.
+    backoff: (attempt: number) => Math.min(0.05 * attempt, 0.2),
     connection: { application_name: options.applicationName ?? 'stacks-read-api' },
     // Statements are prepared once per connection; hot reads are always the same few shapes.
     prepare: true,

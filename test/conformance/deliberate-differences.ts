@@ -7,6 +7,8 @@ export interface DeliberateDifference {
   path: RegExp;
   /** optional: only golden records with this status */
   goldenStatus?: number;
+  /** optional: only golden records whose body passes this test */
+  goldenBody?: (body: unknown) => boolean;
   /** what upstream does, in a few words */
   upstream: string;
   /** what we answer instead */
@@ -29,13 +31,30 @@ export const deliberateDifferences: DeliberateDifference[] = [
         ? null
         : `expected a 400 message about the height, got ${JSON.stringify(body)}`,
   },
+  {
+    path: /^\/extended\/v1\/tx\/multiple\?/,
+    goldenStatus: 200,
+    goldenBody: (body) =>
+      Object.values(body as Record<string, { found: boolean }>).every((entry) => !entry.found),
+    upstream: 'when none of the ids is found: 200 with every entry {found: false}',
+    ours: '404 "could not find any of the transactions by ID", as contract 4.4 says',
+    expectStatus: 404,
+    expectBody: (body) =>
+      errorMessage(body) === 'could not find any of the transactions by ID'
+        ? null
+        : `expected the 404 of contract 4.4, got ${JSON.stringify(body)}`,
+  },
 ];
 
-export function findDeliberateDifference(
-  path: string,
-  goldenStatus: number,
-): DeliberateDifference | undefined {
+export function findDeliberateDifference(golden: {
+  path: string;
+  status: number;
+  body: unknown;
+}): DeliberateDifference | undefined {
   return deliberateDifferences.find(
-    (d) => d.path.test(path) && (d.goldenStatus === undefined || d.goldenStatus === goldenStatus),
+    (d) =>
+      d.path.test(golden.path) &&
+      (d.goldenStatus === undefined || d.goldenStatus === golden.status) &&
+      (d.goldenBody === undefined || d.goldenBody(golden.body)),
   );
 }

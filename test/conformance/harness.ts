@@ -141,7 +141,7 @@ async function request(app: FastifyInstance, path: string) {
 export async function compareRecord(app: FastifyInstance, record: GoldenRecord): Promise<RecordResult> {
   const family = familyOf(record.path);
   const ours = await request(app, record.path);
-  const deliberate = findDeliberateDifference(record.path, record.status);
+  const deliberate = findDeliberateDifference(record);
   if (deliberate) {
     if (ours.status !== deliberate.expectStatus) {
       return {

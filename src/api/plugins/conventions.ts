@@ -11,6 +11,15 @@ declare module 'fastify' {
   }
 }
 
+/** The CORS and version headers, for answers given before any hook runs (router errors). */
+export function conventionalHeaders(apiVersion: string): Record<string, string> {
+  return {
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': 'X-API-Version',
+    'x-api-version': apiVersion,
+  };
+}
+
 /** Headers every answer carries: CORS, the API version, no caching unless a route opts in, deprecations. */
 export async function registerConventions(app: FastifyInstance, apiVersion: string) {
   await app.register(cors, {

@@ -60,6 +60,24 @@ function send(reply: FastifyReply, body: ErrorBody) {
 }
 
 /**
+ * Errors the router raises before any route or hook runs (Fastify's `frameworkErrors`): a malformed
+ * percent-encoding, or a path parameter longer than the router's limit. Same JSON body as every error.
+ */
+export function frameworkErrorHandler(maxParamLength: number, headers: Record<string, string>) {
+  return (err: FastifyError, _request: unknown, reply: FastifyReply) => {
+    // No hook runs for these: the headers every answer carries are set here.
+    reply.headers(headers);
+    if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+      return send(reply, errorBody(414, `a path parameter is longer than ${maxParamLength} characters`));
+    }
+    if (err.code === 'FST_ERR_BAD_URL') {
+      return send(reply, errorBody(400, 'the URL path is not valid (malformed percent-encoding)'));
+    }
+    return send(reply, errorBody(err.statusCode ?? 500, err.message));
+  };
+}
+
+/**
  * One mapping of failures to HTTP: schema validation → 400 (Fastify's message, e.g. `querystring/limit must
  * be <= 50`), domain errors → 400/404, database unreachable → 503, client errors Fastify raises (bad JSON,
  * too long a URL...) keep their 4xx, anything else → 500 with a generic message (details go to the log).

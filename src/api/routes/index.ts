@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/store.js';
 import { blockRoutes } from './blocks.js';
+import { transactionRoutes } from './transactions.js';
 
 /** What every route plugin receives. */
 export interface RouteOptions {
@@ -10,4 +11,5 @@ export interface RouteOptions {
 /** The read API: one plugin per resource. */
 export async function registerRoutes(app: FastifyInstance, options: RouteOptions) {
   await app.register(blockRoutes, options);
+  await app.register(transactionRoutes, options);
 }

@@ -22,8 +22,11 @@ export const errorResponses = {
   503: ErrorResponse,
 } as const;
 
+/** The largest PostgreSQL integer: heights, indexes and offsets the index can hold. */
+export const MAX_INT = 2_147_483_647;
+
 /** The largest height a block can have in this index (PostgreSQL integer). */
-export const MAX_HEIGHT = 2_147_483_647;
+export const MAX_HEIGHT = MAX_INT;
 
 export function isoTime(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toISOString();

