@@ -51,6 +51,11 @@ const settings = {
     default: '0x00000001',
     doc: 'Stacks chain id (0x00000001 mainnet, 0x80000000 testnet); decides the network of synthetic txs',
   },
+  VESTING_FILE: {
+    schema: Type.String(),
+    default: '',
+    doc: 'Stacks 1.0 token-offering vesting schedule (rows address,value,blocks) shown as token_offering_locked in balances; loaded at start-up and by migrate when its content changed; empty: keep what is loaded',
+  },
   LOG_LEVEL: {
     schema: Type.Union([
       Type.Literal('fatal'),

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/store.js';
+import { addressRoutes } from './addresses.js';
 import { blockRoutes } from './blocks.js';
 
 /** What every route plugin receives. */
@@ -10,4 +11,5 @@ export interface RouteOptions {
 /** The read API: one plugin per resource. */
 export async function registerRoutes(app: FastifyInstance, options: RouteOptions) {
   await app.register(blockRoutes, options);
+  await app.register(addressRoutes, options);
 }

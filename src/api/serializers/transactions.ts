@@ -166,12 +166,14 @@ export function eventJson(event: EventRecord, txId: string): TransactionEvent {
 /** A mined transaction; `events` is the page read with it (callers that list txs pass none). */
 export function minedTransaction(tx: MinedTxRecord, options: RenderOptions = {}): Transaction {
   const isUnanchored = tx.index_block_hash === '';
+  // Upstream: the block's time, else (0: e.g. genesis txs of a block 0 without times) its burn block time.
+  const blockTime = tx.block_time > 0 ? tx.block_time : tx.burn_block_time;
   return {
     ...baseFields(tx),
     block_hash: isUnanchored ? '0x' : tx.block_hash,
     block_height: tx.block_height,
-    block_time: tx.block_time,
-    block_time_iso: isoTime(tx.block_time),
+    block_time: blockTime,
+    block_time_iso: isoTime(blockTime),
     burn_block_time: tx.burn_block_time,
     burn_block_height: tx.burn_block_height,
     burn_block_time_iso: isoTimeOrEmpty(tx.burn_block_time),
