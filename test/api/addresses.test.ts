@@ -12,7 +12,6 @@ import { loadVestingFile, parseVestingFile, VestingFileError } from '../../src/i
 import type { Engine } from '../../src/store/db.js';
 import { listAccountTxs } from '../../src/store/read/account-txs.js';
 import { getAccountBalances } from '../../src/store/read/balances.js';
-import type { Store } from '../../src/store/store.js';
 import { addressOf, callTx, deployTx, ev, TestChain, transferTx, type MinedTx } from '../support/chain.js';
 import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { fixtureFile } from '../support/shared.js';
@@ -585,6 +584,14 @@ for (const engine of engines) {
           const res = await get(`/extended/v1/address/${ALICE}/balances?until_block=${value}`);
           assert.equal(res.status, 200, value);
         }
+        const far = (await get(`/extended/v1/address/${ALICE}/transactions_with_transfers?offset=${2 ** 52}`))
+          .body;
+        assert.deepEqual(far, { limit: 20, offset: 2 ** 52, total: 1, results: [] });
+        const tooFar = await get(
+          `/extended/v1/address/${ALICE}/transactions_with_transfers?offset=1${'0'.repeat(20)}`,
+        );
+        assert.equal(tooFar.status, 400);
+        assert.equal(tooFar.body.message, `querystring/offset must be <= ${Number.MAX_SAFE_INTEGER}`);
         const atZero = (await get(`/extended/v1/address/${ALICE}/transactions_with_transfers?until_block=0`))
           .body;
         assert.equal(atZero.total, 0);

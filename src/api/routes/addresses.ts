@@ -145,7 +145,12 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
             default: TX_LIMIT_DEFAULT,
             description: 'page size (0 means the default, 20)',
           }),
-          offset: Type.Integer({ minimum: 0, default: 0, description: 'index of the first transaction' }),
+          offset: Type.Integer({
+            minimum: 0,
+            maximum: Number.MAX_SAFE_INTEGER,
+            default: 0,
+            description: 'index of the first transaction',
+          }),
           height: Type.Optional(
             Type.Integer({
               minimum: 0,

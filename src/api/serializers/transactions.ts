@@ -168,8 +168,9 @@ export function minedTransaction(tx: MinedTxRecord, options: RenderOptions = {})
   const isUnanchored = tx.index_block_hash === '';
   // Upstream: the block's time, else (0: e.g. genesis txs of a block 0 without times) its burn block time.
   const blockTime = tx.block_time > 0 ? tx.block_time : tx.burn_block_time;
-  return {
-    ...baseFields(tx),
+  // Built as one literal and merged with Object.assign: spreading into a literal this size put V8 on a
+  // slow path (tens of µs per tx, most of a 50-tx page's time).
+  const mined = {
     block_hash: isUnanchored ? '0x' : tx.block_hash,
     block_height: tx.block_height,
     block_time: blockTime,
@@ -196,8 +197,8 @@ export function minedTransaction(tx: MinedTxRecord, options: RenderOptions = {})
     execution_cost_write_length: tx.execution_cost_write_length,
     vm_error: tx.vm_error,
     events: tx.events.map((e) => eventJson(e, tx.tx_id)),
-    ...typeFields(tx, options),
   };
+  return Object.assign(baseFields(tx), mined, typeFields(tx, options));
 }
 
 export function mempoolTransaction(tx: MempoolTxRecord, options: RenderOptions = {}): MempoolTransaction {
