@@ -86,6 +86,11 @@ const settings = {
     default: '',
     doc: 'redis://… to share rate-limit counters between instances; empty keeps them in process memory',
   },
+  VESTING_FILE: {
+    schema: Type.String(),
+    default: '',
+    doc: 'Stacks 1.0 token-offering vesting schedule (rows address,value,blocks) shown as token_offering_locked in balances; loaded at start-up and by migrate when its content changed; empty: keep what is loaded',
+  },
   LOG_LEVEL: {
     schema: Type.Union([
       Type.Literal('fatal'),

@@ -2,6 +2,7 @@
 export * from './address.js';
 export * from './clarity.js';
 export * from './pox-address.js';
+export * from './pox-events.js';
 export * from './synthetic.js';
 export * from './transaction.js';
 export { hexToBuffer, toHex } from './bytes.js';

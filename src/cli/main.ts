@@ -4,6 +4,7 @@ import { exportFile, progressBar, replayFile } from '../ingest/replay.js';
 import { KEYS_USAGE, KeysUsageError, runKeysCommand } from './keys.js';
 import { start } from './demo.js';
 import { generateFile } from './generate.js';
+import { VestingFileError } from '../ingest/vesting.js';
 import { createIngestor, createLogger, openStore } from './runtime.js';
 import { serve, stopOnSignals, type ServeMode } from './serve.js';
 
@@ -158,7 +159,7 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (err: unknown) => {
-    if (err instanceof UsageError || err instanceof ConfigError) {
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof VestingFileError) {
       process.stderr.write(`${err.message}\n\n${err instanceof UsageError ? USAGE : ''}`);
       process.exit(2);
     }

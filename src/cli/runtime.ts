@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import { isMainnet, type Config } from '../config.js';
 import { Ingestor } from '../ingest/ingestor.js';
+import { loadVestingFile } from '../ingest/vesting.js';
 import { openDatabase } from '../store/db.js';
 import { migrate, pendingMigrations } from '../store/migrate.js';
 import { Store } from '../store/store.js';
@@ -27,6 +28,7 @@ export async function openStore(config: Config, logger: Logger, options: { readO
     } else {
       const applied = await migrate(db.sql);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+      if (config.VESTING_FILE) await loadVestingFile(new Store(db), config.VESTING_FILE, logger);
     }
   } catch (err) {
     await db.close();

@@ -101,7 +101,8 @@ export async function applyNewMicroblocks(
         block_time: ctx.receivedAt,
         burn_block_time: -1,
         burn_block_height: -1,
-        parent_burn_block_time: -1,
+        // the burn block the stream was announced in (what the original API shows for unconfirmed txs)
+        parent_burn_block_time: msg.burn_block_timestamp,
         parent_block_hash: tip.block_hash,
         parent_index_block_hash: tip.index_block_hash,
         canonical: true,

@@ -2,6 +2,7 @@ import {
   clarityHexToRepr,
   decodeSyntheticTx,
   decodeTransaction,
+  poxLockChange,
   type BlockTxJson,
   type DecodedTx,
 } from '../chain/index.js';
@@ -113,6 +114,7 @@ function eventRowPayload(
     topic: null,
     locked_address: null,
     unlock_height: null,
+    pox_name: null,
   };
   const [family, action] = splitEventType(event.type);
   switch (family) {
@@ -160,14 +162,25 @@ function eventRowPayload(
         asset_identifier: str(body, 'asset_identifier'),
         ...clarityValue(str(body, 'raw_value')),
       };
-    case 'contract':
-      return {
+    case 'contract': {
+      const log = {
         ...none,
         kind: EventKind.contractLog,
         contract_id: str(body, 'contract_identifier'),
         topic: str(body, 'topic'),
         ...clarityValue(str(body, 'raw_value')),
       };
+      // A PoX operation that changes the stacker's lock also records that lock (stacker, amount, end).
+      const lock = log.value ? poxLockChange(log.contract_id ?? '', log.topic ?? '', log.value) : null;
+      if (!lock) return log;
+      return {
+        ...log,
+        pox_name: lock.name,
+        locked_address: lock.stacker,
+        amount: lock.locked,
+        unlock_height: lock.unlockHeight,
+      };
+    }
     default:
       return null;
   }

@@ -6,7 +6,7 @@ import { buildApiServer } from '../../src/api/server.js';
 import { openDatabase } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
-import { transferTx } from '../support/chain.js';
+import { transferTx } from '../support/synthetic-chain.js';
 import { engines, silentLogger, stopOwnCluster } from '../support/database.js';
 import { freePort, startPostgres } from '../support/postgres.js';
 import { API_VERSION, get, openApi, type ApiFixture } from './setup.js';

@@ -3,7 +3,7 @@ import { buildApiServer } from '../../src/api/server.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { Engine } from '../../src/store/db.js';
 import type { Store } from '../../src/store/store.js';
-import { TestChain } from '../support/chain.js';
+import { TestChain } from '../support/synthetic-chain.js';
 import { openTestStore, silentLogger } from '../support/database.js';
 
 export const API_VERSION = 'v0.0.1 (test:123456)';

@@ -10,7 +10,7 @@ import {
   printEvent,
   transferTx,
   type TestTx,
-} from '../support/chain.js';
+} from '../support/synthetic-chain.js';
 import { engines, stopOwnCluster } from '../support/database.js';
 import { get, openApi, type ApiFixture } from './setup.js';
 

@@ -7,7 +7,15 @@ import { formatReport, runFixture, type Family } from './harness.js';
 after(stopOwnCluster);
 
 /** The endpoint families built so far; each must match the original API on every golden record. */
-const CHECKED_FAMILIES: Family[] = ['blocks', 'block/by_burn_block_height', 'tx', 'tx/multiple'];
+const CHECKED_FAMILIES: Family[] = [
+  'blocks',
+  'block/by_burn_block_height',
+  'address/balances',
+  'address/transactions_with_transfers',
+  'address/with_transfers',
+  'tx',
+  'tx/multiple',
+];
 
 for (const engine of engines) {
   describe(`conformance with the original API (${engine})`, () => {

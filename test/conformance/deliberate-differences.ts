@@ -2,23 +2,83 @@
 // Each entry names the golden paths it covers and what we answer instead; the conformance harness checks
 // that we do answer that (status, and the body predicate), instead of comparing with the golden record.
 
+export interface GoldenRecordLike {
+  path: string;
+  status: number;
+  body: unknown;
+}
+
+/** What an expectation may consult: the fixture's other golden records, and the harness's comparison. */
+export interface GoldenContext {
+  /** the golden record of a path, if the reference was asked it */
+  golden(path: string): GoldenRecordLike | undefined;
+  /** every golden record of the fixture */
+  records(): GoldenRecordLike[];
+  /** the harness's comparison (normalized): the first difference, or null when equal */
+  compare(path: string, ours: unknown, expected: unknown): string | null;
+}
+
 export interface DeliberateDifference {
   /** matched against the golden record's path (with query string) */
   path: RegExp;
   /** optional: only golden records with this status */
   goldenStatus?: number;
-  /** optional: only golden records whose body passes this test */
-  goldenBody?: (body: unknown) => boolean;
+  /** optional: only golden records for which this holds */
+  applies?: (golden: GoldenRecordLike, context: GoldenContext) => boolean;
   /** what upstream does, in a few words */
   upstream: string;
   /** what we answer instead */
   ours: string;
   expectStatus: number;
   /** extra check on our body; returns an explanation when it fails */
-  expectBody?: (body: unknown, golden: { status: number; body: unknown }) => string | null;
+  expectBody?: (body: unknown, golden: GoldenRecordLike, context: GoldenContext) => string | null;
 }
 
 const errorMessage = (body: unknown) => (body as { message?: unknown })?.message;
+
+interface Page {
+  limit: number;
+  offset: number;
+  total: number;
+  results: { tx: { tx_id: string }; ft_transfers: unknown[]; nft_transfers: unknown[] }[];
+}
+
+const ADDRESS_PATH = /^\/extended\/v1\/address\/([^/?]+)\//;
+const UNTIL_HASH = /([?&])until_block=(0x[0-9a-f]{64})(?=&|$)/;
+
+/** The height of a block named by its index block hash, from any golden block record (orphans too). */
+function heightOfIndexHash(hash: string, context: GoldenContext): number | undefined {
+  for (const r of context.records()) {
+    if (r.status !== 200 || !/^\/extended\/(v2\/blocks|v1\/block\/by_burn_block_height)\//.test(r.path))
+      continue;
+    const block = r.body as { index_block_hash?: string; height?: number };
+    if (block.index_block_hash === hash) return block.height;
+  }
+  return undefined;
+}
+
+type Listed = Page['results'][number];
+
+/** The entry of a tx in the principal's golden transaction lists (they carry FT and NFT transfers). */
+function listedTx(principal: string, txId: string, context: GoldenContext): Listed | undefined {
+  return ['?limit=50', '?unanchored=true', '']
+    .map((q) => context.golden(`/extended/v1/address/${principal}/transactions_with_transfers${q}`))
+    .flatMap((r) => (r?.status === 200 ? (r.body as Page).results : []))
+    .find((r) => r.tx.tx_id === txId);
+}
+
+const WITH_TRANSFERS = /^\/extended\/v1\/address\/([^/]+)\/([^/]+)\/with_transfers$/;
+
+interface Balances {
+  stx: { lock_tx_id: string; burnchain_lock_height: number };
+}
+
+/** The burn height of the canonical block of a tx, from its golden `/tx` record. */
+function canonicalBurnHeight(txId: string, context: GoldenContext): number | undefined {
+  const tx = context.golden(`/extended/v1/tx/${txId}`);
+  const body = tx?.body as { canonical?: boolean; burn_block_height?: number } | undefined;
+  return tx?.status === 200 && body?.canonical ? body.burn_block_height : undefined;
+}
 
 export const deliberateDifferences: DeliberateDifference[] = [
   {
@@ -32,10 +92,105 @@ export const deliberateDifferences: DeliberateDifference[] = [
         : `expected a 400 message about the height, got ${JSON.stringify(body)}`,
   },
   {
+    path: /\/transactions_with_transfers\?(?:.*&)?offset=\d+/,
+    goldenStatus: 200,
+    upstream: 'an offset at or past the end reads `total` from the (empty) page: `total: 0`',
+    ours: 'the true total (that of the same list read from offset 0) with an empty page',
+    expectStatus: 200,
+    expectBody: (body, golden, context) => {
+      const page = golden.body as Page;
+      if (page.results.length > 0 || page.total > 0) return context.compare(golden.path, body, page);
+      const list = context.golden(golden.path.split('?')[0]);
+      if (list?.status !== 200) return 'no golden record of the list from offset 0 to take the total from';
+      return context.compare(golden.path, body, { ...page, total: (list.body as Page).total });
+    },
+  },
+  {
+    path: /^\/extended\/v1\/address\/[^/]+\/[^/]+\/with_transfers$/,
+    goldenStatus: 200,
+    upstream: 'the answer has no `ft_transfers` / `nft_transfers` members',
+    ours: 'the full "transaction with transfers" shape (contract 2.4): with the FT and NFT transfers too',
+    expectStatus: 200,
+    expectBody: (body, golden, context) => {
+      const [, principal, txId] = WITH_TRANSFERS.exec(golden.path)!;
+      const ours = body as { ft_transfers?: unknown; nft_transfers?: unknown };
+      if (!Array.isArray(ours.ft_transfers) || !Array.isArray(ours.nft_transfers)) {
+        return `expected ft_transfers and nft_transfers arrays, got ${JSON.stringify(body)?.slice(0, 200)}`;
+      }
+      const listed = listedTx(principal, txId, context);
+      const transfers = listed
+        ? { ft_transfers: listed.ft_transfers, nft_transfers: listed.nft_transfers }
+        : { ft_transfers: ours.ft_transfers, nft_transfers: ours.nft_transfers };
+      return context.compare(golden.path, body, { ...(golden.body as object), ...transfers });
+    },
+  },
+  {
+    path: WITH_TRANSFERS,
+    goldenStatus: 404,
+    applies: (golden, context) => {
+      const [, principal, txId] = WITH_TRANSFERS.exec(golden.path)!;
+      return listedTx(principal, txId, context) !== undefined;
+    },
+    upstream:
+      'a tx is found only when the principal is its sender, recipient, contract, or party of an STX event: 404 for a principal that only sent or received FT/NFT in it',
+    ours: 'every tx the principal’s transactions_with_transfers lists is found, with its entry of that list',
+    expectStatus: 200,
+    expectBody: (body, golden, context) => {
+      const [, principal, txId] = WITH_TRANSFERS.exec(golden.path)!;
+      return context.compare(golden.path, body, listedTx(principal, txId, context));
+    },
+  },
+  {
+    path: /^\/extended\/v1\/address\/[^/]+\/balances(\?unanchored=true)?$/,
+    goldenStatus: 200,
+    applies: (golden, context) => {
+      const { lock_tx_id, burnchain_lock_height } = (golden.body as Balances).stx;
+      const burn = lock_tx_id ? canonicalBurnHeight(lock_tx_id, context) : undefined;
+      return burn !== undefined && burn !== burnchain_lock_height;
+    },
+    upstream:
+      'the current lock is the lock event written last, even one of a non-canonical sibling block: its burn height shows',
+    ours: 'the lock of the canonical chain: `burnchain_lock_height` is the burn height of the canonical block of the lock tx',
+    expectStatus: 200,
+    expectBody: (body, golden, context) => {
+      const expected = structuredClone(golden.body) as Balances;
+      expected.stx.burnchain_lock_height = canonicalBurnHeight(expected.stx.lock_tx_id, context)!;
+      return context.compare(golden.path, body, expected);
+    },
+  },
+  {
+    path: UNTIL_HASH,
+    goldenStatus: 404,
+    applies: (golden, context) => heightOfIndexHash(UNTIL_HASH.exec(golden.path)![2], context) !== undefined,
+    upstream: '`until_block=0x…` is looked up by block hash only: an index block hash gives 404',
+    ours: 'the block is found by block hash or index block hash: the answer as of that block’s height',
+    expectStatus: 200,
+    expectBody: (body, golden, context) => {
+      const height = heightOfIndexHash(UNTIL_HASH.exec(golden.path)![2], context)!;
+      const atHeight = context.golden(golden.path.replace(UNTIL_HASH, `$1until_block=${height}`));
+      if (atHeight?.status === 200) return context.compare(golden.path, body, atHeight.body);
+      // At the tip height the answer is the current one (balances without their mempool part).
+      const latest = context.golden('/extended/v2/blocks/latest');
+      const current = context.golden(golden.path.replace(UNTIL_HASH, '').replace(/\?$/, ''));
+      if ((latest?.body as { height?: number })?.height === height && current?.status === 200) {
+        const expected = structuredClone(current.body) as { stx?: Record<string, unknown> };
+        if (expected.stx) {
+          for (const k of ['estimated_balance', 'pending_balance_inbound', 'pending_balance_outbound']) {
+            delete expected.stx[k];
+          }
+        }
+        return context.compare(golden.path, body, expected);
+      }
+      return ADDRESS_PATH.test(golden.path) && body && typeof body === 'object'
+        ? null
+        : `expected an answer as of height ${height}, got ${JSON.stringify(body)?.slice(0, 200)}`;
+    },
+  },
+  {
     path: /^\/extended\/v1\/tx\/multiple\?/,
     goldenStatus: 200,
-    goldenBody: (body) =>
-      Object.values(body as Record<string, { found: boolean }>).every((entry) => !entry.found),
+    applies: (golden) =>
+      Object.values(golden.body as Record<string, { found: boolean }>).every((entry) => !entry.found),
     upstream: 'when none of the ids is found: 200 with every entry {found: false}',
     ours: '404 "could not find any of the transactions by ID", as contract 4.4 says',
     expectStatus: 404,
@@ -46,15 +201,14 @@ export const deliberateDifferences: DeliberateDifference[] = [
   },
 ];
 
-export function findDeliberateDifference(golden: {
-  path: string;
-  status: number;
-  body: unknown;
-}): DeliberateDifference | undefined {
+export function findDeliberateDifference(
+  golden: GoldenRecordLike,
+  context: GoldenContext,
+): DeliberateDifference | undefined {
   return deliberateDifferences.find(
     (d) =>
       d.path.test(golden.path) &&
       (d.goldenStatus === undefined || d.goldenStatus === golden.status) &&
-      (d.goldenBody === undefined || d.goldenBody(golden.body)),
+      (d.applies === undefined || d.applies(golden, context)),
   );
 }

@@ -1,95 +1,169 @@
-import { createHash } from 'node:crypto';
 import {
-  Cl,
+  cvToHex,
+  getAddressFromPrivateKey,
   makeContractCall,
+  makeContractDeploy,
   makeSTXTokenTransfer,
-  privateKeyToAddress,
+  serializeTransaction,
+  sponsorTransaction,
   type ClarityValue,
+  type StacksTransactionWire,
 } from '@stacks/transactions';
 import type { Ingestor } from '../../src/ingest/ingestor.js';
 
-// A small synthetic testnet chain for API tests: real signed transactions, event-observer messages built
-// around them and applied through the Ingestor, as the node would post them.
+// A small testnet chain built from real signed transactions and the event-observer messages a stacks-node
+// would send for them (`/new_block`, `/new_microblocks`, `/new_mempool_tx`), applied through the Ingestor.
+// Events are whatever the test says the txs did: the indexer takes them as the node reports them.
 
-export const SENDER_KEY = '7287ba251d44a4d3fd9276c88ce34c5c52a038955511cccaf77e61068649c17801';
-export const SENDER = privateKeyToAddress(SENDER_KEY, 'testnet');
-export const RECIPIENT = 'ST2JHG361ZXG51QTKY2NQCVBPPRRE2KZB1HR05NNC';
+/** Fixed test keys (not secrets: they only sign throwaway test txs). */
+export const KEYS = {
+  alice: 'edf9aee84d9b7abc145504dde6726c64f369d37ee34ded868fabd876c26570bc01',
+  bob: '753b7cc01a1a2e86221266a154af739463fce51219d97e4f856cd7200c3bd2a601',
+  carol: '0d2f965b472a82efd5a96e6513c8b9f7edc725d5c96c7d35d6c722cedeb80d1b01',
+  dave: '2d3a2bfb3ae6b7eb9a0a9d29a6a1f0ab3ee4b3d7e1b9a1e5b2d3a0a9c6c5d4e301',
+  sponsor: '5a61e8b5a7b1d2c3e4f5061728394a5b6c7d8e9fa0b1c2d3e4f5061728394a5b01',
+  miner: '3b9c0d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c01',
+} as const;
+export type KeyName = keyof typeof KEYS;
 
-export interface TestTx {
-  tx_id: string;
-  raw_tx: string;
-  /** events the node reports for it when mined (without txid/event_index: filled in) */
-  events?: Record<string, unknown>[];
+export function addressOf(key: KeyName): string {
+  return getAddressFromPrivateKey(KEYS[key], 'testnet');
+}
+
+export interface BuiltTx {
+  txid: string;
+  raw: string;
+  sender: string;
+}
+
+function built(tx: StacksTransactionWire, sender: string): BuiltTx {
+  return { txid: `0x${tx.txid()}`, raw: `0x${serializeTransaction(tx)}`, sender };
+}
+
+interface Common {
+  from: KeyName;
+  fee: number;
+  nonce: number;
+  /** sponsored by this key, which pays `fee` (the origin pays nothing) */
+  sponsor?: { key: KeyName; nonce: number };
+}
+
+async function finish(tx: StacksTransactionWire, common: Common): Promise<BuiltTx> {
+  if (!common.sponsor) return built(tx, addressOf(common.from));
+  const sponsored = await sponsorTransaction({
+    transaction: tx,
+    sponsorPrivateKey: KEYS[common.sponsor.key],
+    fee: BigInt(common.fee),
+    sponsorNonce: BigInt(common.sponsor.nonce),
+    network: 'testnet',
+  });
+  return built(sponsored, addressOf(common.from));
+}
+
+export async function transferTx(opts: Common & { to: string; amount: number; memo?: string }) {
+  const tx = await makeSTXTokenTransfer({
+    recipient: opts.to,
+    amount: BigInt(opts.amount),
+    memo: opts.memo,
+    senderKey: KEYS[opts.from],
+    fee: opts.sponsor ? 0n : BigInt(opts.fee),
+    nonce: BigInt(opts.nonce),
+    network: 'testnet',
+    sponsored: opts.sponsor !== undefined,
+  });
+  return finish(tx, opts);
+}
+
+export async function callTx(
+  opts: Common & { contract: string; fn: string; args?: ClarityValue[] },
+): Promise<BuiltTx> {
+  const [contractAddress, contractName] = opts.contract.split('.');
+  const tx = await makeContractCall({
+    contractAddress,
+    contractName,
+    functionName: opts.fn,
+    functionArgs: opts.args ?? [],
+    senderKey: KEYS[opts.from],
+    fee: opts.sponsor ? 0n : BigInt(opts.fee),
+    nonce: BigInt(opts.nonce),
+    network: 'testnet',
+    postConditionMode: 'allow',
+    sponsored: opts.sponsor !== undefined,
+  });
+  return finish(tx, opts);
+}
+
+export async function deployTx(opts: Common & { name: string; code: string }): Promise<BuiltTx> {
+  const tx = await makeContractDeploy({
+    contractName: opts.name,
+    codeBody: opts.code,
+    senderKey: KEYS[opts.from],
+    fee: opts.sponsor ? 0n : BigInt(opts.fee),
+    nonce: BigInt(opts.nonce),
+    network: 'testnet',
+    postConditionMode: 'allow',
+    sponsored: opts.sponsor !== undefined,
+  });
+  return finish(tx, opts);
+}
+
+/** An event as the node reports it, without its txid and index (the block assigns them). */
+export type EventSpec = { type: string } & Record<string, unknown>;
+
+const amountOf = (n: number | bigint) => String(n);
+
+export const ev = {
+  stxTransfer: (sender: string, recipient: string, amount: number): EventSpec => ({
+    type: 'stx_transfer_event',
+    stx_transfer_event: { sender, recipient, amount: amountOf(amount), memo: '' },
+  }),
+  stxMint: (recipient: string, amount: number): EventSpec => ({
+    type: 'stx_mint_event',
+    stx_mint_event: { recipient, amount: amountOf(amount) },
+  }),
+  stxBurn: (sender: string, amount: number): EventSpec => ({
+    type: 'stx_burn_event',
+    stx_burn_event: { sender, amount: amountOf(amount) },
+  }),
+  stxLock: (lockedAddress: string, amount: number, unlockHeight: number, contract: string): EventSpec => ({
+    type: 'stx_lock_event',
+    stx_lock_event: {
+      locked_amount: amountOf(amount),
+      unlock_height: String(unlockHeight),
+      locked_address: lockedAddress,
+      contract_identifier: contract,
+    },
+  }),
+  ftTransfer: (asset: string, sender: string, recipient: string, amount: number): EventSpec => ({
+    type: 'ft_transfer_event',
+    ft_transfer_event: { asset_identifier: asset, sender, recipient, amount: amountOf(amount) },
+  }),
+  ftMint: (asset: string, recipient: string, amount: number): EventSpec => ({
+    type: 'ft_mint_event',
+    ft_mint_event: { asset_identifier: asset, recipient, amount: amountOf(amount) },
+  }),
+  nftTransfer: (asset: string, sender: string, recipient: string, value: ClarityValue): EventSpec => ({
+    type: 'nft_transfer_event',
+    nft_transfer_event: { asset_identifier: asset, sender, recipient, raw_value: cvToHex(value) },
+  }),
+  nftMint: (asset: string, recipient: string, value: ClarityValue): EventSpec => ({
+    type: 'nft_mint_event',
+    nft_mint_event: { asset_identifier: asset, recipient, raw_value: cvToHex(value) },
+  }),
+  print: (contract: string, value: ClarityValue): EventSpec => ({
+    type: 'contract_event',
+    contract_event: { contract_identifier: contract, topic: 'print', raw_value: cvToHex(value) },
+  }),
+};
+
+export interface MinedTx {
+  tx: BuiltTx;
+  events?: EventSpec[];
+  /** default `success` */
   status?: 'success' | 'abort_by_response' | 'abort_by_post_condition';
 }
 
-/** `0x` + sha256 of a label: stable fake hashes. */
-export function fakeHash(label: string): string {
-  return '0x' + createHash('sha256').update(label).digest('hex');
-}
-
-export async function transferTx(options: {
-  nonce: number;
-  fee?: number;
-  amount?: number;
-  memo?: string;
-}): Promise<TestTx> {
-  const tx = await makeSTXTokenTransfer({
-    recipient: RECIPIENT,
-    amount: BigInt(options.amount ?? 1000),
-    senderKey: SENDER_KEY,
-    network: 'testnet',
-    nonce: BigInt(options.nonce),
-    fee: BigInt(options.fee ?? 180),
-    memo: options.memo,
-  });
-  const amount = String(options.amount ?? 1000);
-  return {
-    tx_id: '0x' + tx.txid(),
-    raw_tx: '0x' + tx.serialize(),
-    events: [
-      {
-        type: 'stx_transfer_event',
-        stx_transfer_event: { sender: SENDER, recipient: RECIPIENT, amount, memo: '' },
-      },
-    ],
-  };
-}
-
-export async function contractCallTx(options: {
-  nonce: number;
-  contract: string;
-  functionName: string;
-  args: ClarityValue[];
-}): Promise<TestTx> {
-  const [address, name] = options.contract.split('.');
-  const tx = await makeContractCall({
-    contractAddress: address,
-    contractName: name,
-    functionName: options.functionName,
-    functionArgs: options.args,
-    senderKey: SENDER_KEY,
-    network: 'testnet',
-    nonce: BigInt(options.nonce),
-    fee: BigInt(300),
-    validateWithAbi: false,
-    postConditionMode: 'allow',
-  });
-  return { tx_id: '0x' + tx.txid(), raw_tx: '0x' + tx.serialize() };
-}
-
-export { Cl };
-
-/** A contract log event (`print`) with a uint value. */
-export function printEvent(contract: string, value: number): Record<string, unknown> {
-  const hex = '0x01' + BigInt(value).toString(16).padStart(32, '0');
-  return {
-    type: 'contract_event',
-    contract_event: { contract_identifier: contract, topic: 'print', raw_value: hex },
-  };
-}
-
-interface BlockRef {
+export interface ChainBlock {
   height: number;
   index_block_hash: string;
   block_hash: string;
@@ -97,128 +171,152 @@ interface BlockRef {
   burn_block_time: number;
 }
 
-const GENESIS: BlockRef = {
-  height: 0,
-  index_block_hash: fakeHash('index-genesis'),
-  block_hash: fakeHash('block-genesis'),
-  burn_block_height: 100,
-  burn_block_time: 1_700_000_000,
-};
-
-const ZERO_HASH = '0x' + '0'.repeat(64);
-
-interface MicroblockRef {
+export interface ChainMicroblock {
   hash: string;
   sequence: number;
-  parent: string;
+  parent: ChainBlock;
+  txs: MinedTx[];
 }
 
-/** Payload entries of txs, mined anchored or in a microblock, with event indexes numbered from `firstEvent`. */
-function txEntries(txs: TestTx[], microblock?: MicroblockRef, firstTxIndex = 0, firstEvent = 0) {
-  const transactions = txs.map((tx, i) => ({
-    txid: tx.tx_id,
-    tx_index: firstTxIndex + i,
-    raw_tx: tx.raw_tx,
-    status: tx.status ?? 'success',
-    raw_result: tx.status === 'abort_by_response' ? '0x0803' : '0x0703',
-    execution_cost: { read_count: 1, read_length: 2, runtime: 3, write_count: 4, write_length: 5 },
-    microblock_hash: microblock?.hash ?? null,
-    microblock_sequence: microblock?.sequence ?? null,
-    microblock_parent_hash: microblock?.parent ?? null,
-  }));
-  let eventIndex = firstEvent;
-  const events = txs.flatMap((tx) =>
-    (tx.events ?? []).map((e) => ({ txid: tx.tx_id, event_index: eventIndex++, committed: true, ...e })),
-  );
-  return { transactions, events };
-}
+const RESULT_OK_TRUE = '0x0703';
+const RESULT_ERR_UINT = '0x080100000000000000000000000000000001';
+const ZERO_HASH = `0x${'0'.repeat(64)}`;
 
-/** Builds and applies observer messages; `tip` follows the last canonical block. */
+/** Builds blocks on any parent (forks included) and sends them through the ingestor. */
 export class TestChain {
-  tip: BlockRef = GENESIS;
-  private clock = 1_700_000_000;
+  private counter = 0;
+  readonly blocks: ChainBlock[] = [];
 
   constructor(private readonly ingestor: Ingestor) {}
 
-  private now(): Date {
-    this.clock += 60;
-    return new Date(this.clock * 1000);
+  private hash(tag: number): string {
+    this.counter += 1;
+    return `0x${tag.toString(16).padStart(2, '0')}${this.counter.toString(16).padStart(62, '0')}`;
+  }
+
+  get tip(): ChainBlock | undefined {
+    return this.blocks.reduce<ChainBlock | undefined>(
+      (best, b) => (!best || b.height > best.height ? b : best),
+      undefined,
+    );
+  }
+
+  private txJson(m: MinedTx, index: number, micro?: ChainMicroblock, parentMicro?: string) {
+    const status = m.status ?? 'success';
+    return {
+      txid: m.tx.txid,
+      tx_index: index,
+      raw_tx: m.tx.raw,
+      status,
+      raw_result: status === 'success' ? RESULT_OK_TRUE : RESULT_ERR_UINT,
+      execution_cost: { read_count: 1, read_length: 2, runtime: 3, write_count: 4, write_length: 5 },
+      microblock_hash: micro?.hash ?? null,
+      microblock_sequence: micro?.sequence ?? null,
+      microblock_parent_hash: micro ? (parentMicro ?? micro.parent.block_hash) : null,
+    };
+  }
+
+  private eventsJson(txs: MinedTx[], start = 0) {
+    let index = start;
+    return txs.flatMap((m) =>
+      (m.events ?? []).map((e) => ({ ...e, txid: m.tx.txid, event_index: index++, committed: true })),
+    );
   }
 
   /**
-   * A block on `parent` (default: the tip). With `confirms`, it confirms that microblock of the parent's
-   * stream, whose txs the payload then carries first (as the node sends them).
+   * Mines a block on `parent` (default: the highest block) holding `txs`, after the txs of the microblocks
+   * it confirms (`confirms`, the stream on its parent, in order).
    */
   async block(
-    txs: TestTx[],
-    options: { parent?: BlockRef; fork?: string; confirms?: MicroblockRef & { txs: TestTx[] } } = {},
-  ): Promise<BlockRef> {
-    const parent = options.parent ?? this.tip;
-    const height = parent.height + 1;
-    const label = `${height}${options.fork ?? ''}`;
-    const block: BlockRef = {
+    opts: {
+      txs?: MinedTx[];
+      parent?: ChainBlock;
+      confirms?: ChainMicroblock[];
+      minerRewards?: { recipient: string; coinbase: number }[];
+      /** force-unlock burn heights the node announces (pox_v1..v4_unlock_height) */
+      poxUnlockHeights?: { v1?: number; v2?: number; v3?: number; v4?: number };
+    } = {},
+  ): Promise<ChainBlock> {
+    const parent = opts.parent ?? this.tip;
+    const height = parent ? parent.height + 1 : 1;
+    const block: ChainBlock = {
       height,
-      index_block_hash: fakeHash(`index-${label}`),
-      block_hash: fakeHash(`block-${label}`),
-      burn_block_height: parent.burn_block_height + 1,
-      burn_block_time: parent.burn_block_time + 600,
+      index_block_hash: this.hash(0xb1),
+      block_hash: this.hash(0xb2),
+      burn_block_height: 100 + height,
+      burn_block_time: 1_600_000_000 + height * 600,
     };
-    const confirmed = options.confirms
-      ? txEntries(options.confirms.txs, options.confirms)
-      : { transactions: [], events: [] };
-    const own = txEntries(txs, undefined, confirmed.transactions.length, confirmed.events.length);
-    const transactions = [...confirmed.transactions, ...own.transactions];
-    const events = [...confirmed.events, ...own.events];
-    const body = {
+    const confirms = opts.confirms ?? [];
+    const streamed = confirms.flatMap((mb, i) =>
+      mb.txs.map((m) => ({ m, mb, parentMicro: i > 0 ? confirms[i - 1].hash : undefined })),
+    );
+    const all = [...streamed.map((s) => s.m), ...(opts.txs ?? [])];
+    const last = confirms[confirms.length - 1];
+    const payload = {
       block_hash: block.block_hash,
       block_height: height,
       index_block_hash: block.index_block_hash,
-      parent_index_block_hash: parent.index_block_hash,
-      parent_block_hash: parent.block_hash,
-      parent_microblock: options.confirms?.hash ?? ZERO_HASH,
-      parent_microblock_sequence: options.confirms?.sequence ?? 0,
-      burn_block_hash: fakeHash(`burn-${label}`),
+      parent_index_block_hash: parent?.index_block_hash ?? ZERO_HASH,
+      parent_block_hash: parent?.block_hash ?? ZERO_HASH,
+      parent_microblock: last?.hash ?? ZERO_HASH,
+      parent_microblock_sequence: last?.sequence ?? 0,
+      burn_block_hash: this.hash(0xbb),
       burn_block_height: block.burn_block_height,
       burn_block_time: block.burn_block_time,
-      parent_burn_block_timestamp: parent.burn_block_time,
-      miner_txid: fakeHash(`miner-${label}`),
-      transactions,
-      events,
+      parent_burn_block_timestamp: parent?.burn_block_time ?? 0,
+      miner_txid: this.hash(0xee),
+      ...Object.fromEntries(
+        Object.entries(opts.poxUnlockHeights ?? {}).map(([v, h]) => [`pox_${v}_unlock_height`, h]),
+      ),
+      matured_miner_rewards: (opts.minerRewards ?? []).map((r) => ({
+        recipient: r.recipient,
+        miner_address: r.recipient,
+        coinbase_amount: String(r.coinbase),
+        tx_fees_anchored: '0',
+        tx_fees_streamed_confirmed: '0',
+        tx_fees_streamed_produced: '0',
+        from_index_consensus_hash: this.hash(0xcc),
+        from_stacks_block_hash: this.hash(0xcd),
+      })),
+      transactions: [
+        ...streamed.map((s, i) => this.txJson(s.m, i, s.mb, s.parentMicro)),
+        ...(opts.txs ?? []).map((m, i) => this.txJson(m, streamed.length + i)),
+      ],
+      events: this.eventsJson(all),
     };
-    await this.ingestor.apply('/new_block', JSON.stringify(body), this.now());
-    if (height > this.tip.height) this.tip = block;
+    await this.ingestor.apply('/new_block', JSON.stringify(payload));
+    this.blocks.push(block);
     return block;
   }
 
-  /** An unconfirmed microblock on the tip (sequence 0 builds on the tip block, n on microblock n-1). */
-  async microblock(txs: TestTx[], sequence = 0, parent = ''): Promise<MicroblockRef & { txs: TestTx[] }> {
-    const ref = {
-      hash: fakeHash(`microblock-${this.tip.height}-${sequence}`),
-      sequence,
-      parent: parent || this.tip.block_hash,
-      txs,
+  /** Streams microblock `sequence` on `parent` (default: the tip), after `previous` in the stream. */
+  async microblock(opts: {
+    txs: MinedTx[];
+    sequence?: number;
+    parent?: ChainBlock;
+    previous?: ChainMicroblock;
+  }): Promise<ChainMicroblock> {
+    const parent = opts.parent ?? this.tip!;
+    const micro: ChainMicroblock = {
+      hash: this.hash(0xa1),
+      sequence: opts.sequence ?? (opts.previous ? opts.previous.sequence + 1 : 0),
+      parent,
+      txs: opts.txs,
     };
-    const { transactions, events } = txEntries(txs, ref);
-    const body = {
-      parent_index_block_hash: this.tip.index_block_hash,
-      burn_block_hash: fakeHash(`burn-${this.tip.height}`),
-      burn_block_height: this.tip.burn_block_height,
-      burn_block_timestamp: this.tip.burn_block_time,
-      transactions,
-      events,
+    const payload = {
+      parent_index_block_hash: parent.index_block_hash,
+      burn_block_hash: this.hash(0xbb),
+      burn_block_height: parent.burn_block_height,
+      burn_block_timestamp: parent.burn_block_time + 60,
+      transactions: opts.txs.map((m, i) => this.txJson(m, i, micro, opts.previous?.hash)),
+      events: this.eventsJson(opts.txs),
     };
-    await this.ingestor.apply('/new_microblocks', JSON.stringify(body), this.now());
-    return ref;
+    await this.ingestor.apply('/new_microblocks', JSON.stringify(payload));
+    return micro;
   }
 
-  async mempool(txs: TestTx[]): Promise<Date> {
-    const at = this.now();
-    await this.ingestor.apply('/new_mempool_tx', JSON.stringify(txs.map((t) => t.raw_tx)), at);
-    return at;
-  }
-
-  async drop(txIds: string[], reason: string, newTxId: string | null = null): Promise<void> {
-    const body = { dropped_txids: txIds, reason, new_txid: newTxId };
-    await this.ingestor.apply('/drop_mempool_tx', JSON.stringify(body), this.now());
+  /** The node accepted these txs into its mempool. */
+  async mempool(txs: BuiltTx[]): Promise<void> {
+    await this.ingestor.apply('/new_mempool_tx', JSON.stringify(txs.map((t) => t.raw)));
   }
 }

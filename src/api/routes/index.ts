@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/store.js';
+import { addressRoutes } from './addresses.js';
 import { blockRoutes } from './blocks.js';
 import { transactionRoutes } from './transactions.js';
 
@@ -12,4 +13,5 @@ export interface RouteOptions {
 export async function registerRoutes(app: FastifyInstance, options: RouteOptions) {
   await app.register(blockRoutes, options);
   await app.register(transactionRoutes, options);
+  await app.register(addressRoutes, options);
 }

@@ -24,3 +24,13 @@ export function visible(sql: Sql, alias: string, v: Visibility) {
   const capped = v.maxHeight === undefined ? sql`` : sql` AND ${col('block_height')} <= ${v.maxHeight}`;
   return sql`${base}${anchored}${capped}`;
 }
+
+/**
+ * SQL condition selecting only the rows of the unconfirmed microblock stream on the tip (no block yet,
+ * stored at tip+1): what an `unanchored` read adds to the running totals of the anchored chain.
+ */
+export function unconfirmedOnly(sql: Sql, alias: string) {
+  const col = (name: string) => sql(`${alias}.${name}`);
+  return sql`${col('canonical')} AND ${col('microblock_canonical')} AND ${col('index_block_hash')} = ''
+    AND ${col('block_height')} > (SELECT block_height FROM chain_tip)`;
+}

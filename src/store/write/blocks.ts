@@ -109,6 +109,7 @@ const eventColumns: ColumnSpec<EventRow> = [
   ['topic', 'text'],
   ['locked_address', 'text'],
   ['unlock_height', 'int8'],
+  ['pox_name', 'text'],
 ];
 
 const smartContractColumns: ColumnSpec<SmartContractRow> = [

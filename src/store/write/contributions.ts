@@ -73,24 +73,26 @@ export async function applyBalanceContributions(
  */
 export async function assignOrdinals(sql: TransactionSql, indexBlockHashes: string[]): Promise<void> {
   if (indexBlockHashes.length === 0) return;
+  // Two statements, each joining tables by index: numbering after the current count, then raising it.
+  // (One statement joining the new rows with the RETURNING of the count upsert planned as a nested loop
+  // over two CTEs: quadratic in the rows of the blocks.)
   await sql`
     WITH ranked AS (
       SELECT principal, tx_id, index_block_hash, microblock_hash,
-        row_number() OVER (PARTITION BY principal ORDER BY block_height, microblock_sequence, tx_index) AS rn,
-        count(*) OVER (PARTITION BY principal) AS n
+        row_number() OVER (PARTITION BY principal ORDER BY block_height, microblock_sequence, tx_index) AS rn
       FROM principal_txs
       WHERE index_block_hash = ANY(${indexBlockHashes}) AND microblock_canonical
-    ),
-    counts AS (
-      INSERT INTO principal_stats AS s (principal, tx_count)
-      SELECT principal, max(n) FROM ranked GROUP BY principal
-      ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count
-      RETURNING principal, tx_count
     )
-    UPDATE principal_txs AS p SET ordinal = counts.tx_count - ranked.n + ranked.rn
-    FROM ranked JOIN counts ON counts.principal = ranked.principal
-    WHERE p.principal = ranked.principal AND p.tx_id = ranked.tx_id
-      AND p.index_block_hash = ranked.index_block_hash AND p.microblock_hash = ranked.microblock_hash`;
+    UPDATE principal_txs AS p SET ordinal = coalesce(s.tx_count, 0) + r.rn
+    FROM ranked r LEFT JOIN principal_stats s ON s.principal = r.principal
+    WHERE p.principal = r.principal AND p.tx_id = r.tx_id
+      AND p.index_block_hash = r.index_block_hash AND p.microblock_hash = r.microblock_hash`;
+  await sql`
+    INSERT INTO principal_stats AS s (principal, tx_count)
+    SELECT principal, count(*) FROM principal_txs
+    WHERE index_block_hash = ANY(${indexBlockHashes}) AND microblock_canonical
+    GROUP BY principal
+    ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count`;
 }
 
 /** Clears the ordinals of orphaned blocks' rows and lowers the principals' tx counts. */

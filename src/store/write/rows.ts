@@ -105,6 +105,8 @@ export interface EventRow {
   topic: string | null;
   locked_address: string | null;
   unlock_height: number | null;
+  /** lock-changing PoX print events: the operation (see migrations/002_accounts.sql) */
+  pox_name: string | null;
 }
 
 export interface SmartContractRow {

@@ -1,0 +1,120 @@
+import Type, { type Static } from 'typebox';
+import { Transaction } from './transactions.js';
+
+// Accounts: balances (contract 2.1) and transactions with transfers (2.4, 2.12); NOTES-upstream A.1, A.8, A.9.
+
+/** Upstream's route patterns (the address one has no `$`, the contract one an unescaped `.`), kept so a
+ * malformed principal gets the same message; a semantic c32check test follows in the route. */
+const STX_ADDRESS_PATTERN = '^[0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}';
+const CONTRACT_ID_PATTERN = '^[0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,39}$';
+
+export const PrincipalParam = Type.Union(
+  [Type.String({ pattern: STX_ADDRESS_PATTERN }), Type.String({ pattern: CONTRACT_ID_PATTERN })],
+  { description: 'a Stacks address, or a contract id `<address>.<contract name>`' },
+);
+
+export const UnanchoredQuery = Type.Boolean({
+  default: false,
+  description: 'include data of unconfirmed microblocks (stored at the tip height + 1)',
+});
+
+export const UntilBlockQuery = Type.String({
+  description:
+    'state as of a block: its height (a whole number >= 0), or its block hash or index block hash (0x + 64 hex digits); not with `unanchored`',
+});
+
+const StxBalance = Type.Object({
+  balance: Type.String({ description: 'received − sent − fees + miner rewards (locked STX included)' }),
+  estimated_balance: Type.Optional(
+    Type.String({ description: 'balance + pending inbound − pending outbound (without until_block)' }),
+  ),
+  pending_balance_inbound: Type.Optional(Type.String()),
+  pending_balance_outbound: Type.Optional(Type.String()),
+  total_sent: Type.String(),
+  total_received: Type.String(),
+  total_fees_sent: Type.String({
+    description: 'fees of every tx it paid for, failed and sponsored ones too',
+  }),
+  total_miner_rewards_received: Type.String(),
+  lock_tx_id: Type.String({ description: '"" when nothing is locked' }),
+  locked: Type.String(),
+  lock_height: Type.Integer(),
+  burnchain_lock_height: Type.Integer(),
+  burnchain_unlock_height: Type.Integer(),
+});
+
+const FtBalance = Type.Object({
+  balance: Type.String({ description: 'received − sent; may be negative' }),
+  total_sent: Type.String(),
+  total_received: Type.String(),
+});
+
+const NftBalance = Type.Object({
+  count: Type.String({ description: 'tokens received − sent (event counts); may be negative' }),
+  total_sent: Type.String(),
+  total_received: Type.String(),
+});
+
+const TokenOfferingLocked = Type.Object({
+  total_locked: Type.String(),
+  total_unlocked: Type.String(),
+  unlock_schedule: Type.Array(Type.Object({ amount: Type.String(), block_height: Type.Integer() })),
+});
+
+export const AddressBalances = Type.Object(
+  {
+    stx: StxBalance,
+    fungible_tokens: Type.Record(Type.String(), FtBalance),
+    non_fungible_tokens: Type.Record(Type.String(), NftBalance),
+    token_offering_locked: Type.Optional(TokenOfferingLocked),
+  },
+  { title: 'AddressBalances', description: 'STX, fungible and non-fungible token balances (contract 2.1)' },
+);
+export type AddressBalances = Static<typeof AddressBalances>;
+
+const StxTransfer = Type.Object({
+  amount: Type.String(),
+  sender: Type.String({ description: '"" for a mint' }),
+  recipient: Type.String({ description: '"" for a burn' }),
+});
+
+const FtTransfer = Type.Object({
+  amount: Type.String(),
+  asset_identifier: Type.String(),
+  sender: Type.String(),
+  recipient: Type.String(),
+});
+
+const NftTransfer = Type.Object({
+  value: Type.Object({ hex: Type.String(), repr: Type.String() }),
+  asset_identifier: Type.String(),
+  sender: Type.String(),
+  recipient: Type.String(),
+});
+
+export const TransactionWithTransfers = Type.Object(
+  {
+    tx: Transaction,
+    stx_sent: Type.String({ description: 'fee (when it is the sender) + STX it sent in events' }),
+    stx_received: Type.String(),
+    stx_transfers: Type.Array(StxTransfer),
+    ft_transfers: Type.Array(FtTransfer),
+    nft_transfers: Type.Array(NftTransfer),
+  },
+  {
+    title: 'TransactionWithTransfers',
+    description: 'A transaction and the transfers a principal takes part in (contract 2.4)',
+  },
+);
+export type TransactionWithTransfers = Static<typeof TransactionWithTransfers>;
+
+export const TransactionsWithTransfersPage = Type.Object(
+  {
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+    total: Type.Integer(),
+    results: Type.Array(TransactionWithTransfers),
+  },
+  { title: 'TransactionsWithTransfersPage', description: 'A page of an account’s transactions (2.12)' },
+);
+export type TransactionsWithTransfersPage = Static<typeof TransactionsWithTransfersPage>;

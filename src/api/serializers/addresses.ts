@@ -1,0 +1,120 @@
+import type { AccountTxRecord } from '../../store/read/account-txs.js';
+import type { AccountBalances } from '../../store/read/balances.js';
+import { EventKind } from '../../store/write/rows.js';
+import type { AddressBalances, TransactionWithTransfers } from '../schemas/addresses.js';
+import { minedTransaction } from './transactions.js';
+
+// Store records → the balances and transactions-with-transfers objects (NOTES-upstream A.1, A.8, A.9).
+
+/**
+ * Balances at effective height `height`. `pending` fields (estimated and pending balances) appear only on
+ * reads without until_block; `token_offering_locked` only for principals with a vesting schedule, split at
+ * `height` (amounts unlocking above it are still locked).
+ */
+export function balancesJson(balances: AccountBalances, height: number): AddressBalances {
+  const { stx, lock, pending, vesting } = balances;
+  const balance =
+    BigInt(stx.total_received) -
+    BigInt(stx.total_sent) -
+    BigInt(stx.total_fees_sent) +
+    BigInt(stx.total_miner_rewards_received);
+  const out: AddressBalances = {
+    stx: {
+      balance: balance.toString(),
+      ...(pending
+        ? {
+            estimated_balance: (balance + BigInt(pending.inbound) - BigInt(pending.outbound)).toString(),
+            pending_balance_inbound: pending.inbound,
+            pending_balance_outbound: pending.outbound,
+          }
+        : {}),
+      total_sent: stx.total_sent,
+      total_received: stx.total_received,
+      total_fees_sent: stx.total_fees_sent,
+      total_miner_rewards_received: stx.total_miner_rewards_received,
+      lock_tx_id: lock?.lock_tx_id ?? '',
+      locked: lock?.locked ?? '0',
+      lock_height: lock?.lock_height ?? 0,
+      burnchain_lock_height: lock?.burnchain_lock_height ?? 0,
+      burnchain_unlock_height: lock?.burnchain_unlock_height ?? 0,
+    },
+    fungible_tokens: Object.fromEntries(
+      balances.fungible.map((a) => [
+        a.asset_identifier,
+        {
+          balance: (BigInt(a.total_received) - BigInt(a.total_sent)).toString(),
+          total_sent: a.total_sent,
+          total_received: a.total_received,
+        },
+      ]),
+    ),
+    non_fungible_tokens: Object.fromEntries(
+      balances.nonFungible.map((a) => [
+        a.asset_identifier,
+        {
+          count: (BigInt(a.total_received) - BigInt(a.total_sent)).toString(),
+          total_sent: a.total_sent,
+          total_received: a.total_received,
+        },
+      ]),
+    ),
+  };
+  if (vesting.length > 0) {
+    let locked = 0n;
+    let unlocked = 0n;
+    for (const row of vesting) {
+      if (row.block_height > height) locked += BigInt(row.amount);
+      else unlocked += BigInt(row.amount);
+    }
+    out.token_offering_locked = {
+      total_locked: locked.toString(),
+      total_unlocked: unlocked.toString(),
+      unlock_schedule: vesting.map((r) => ({ amount: r.amount, block_height: r.block_height })),
+    };
+  }
+  return out;
+}
+
+/**
+ * A transaction with the principal's transfers in it. `stx_sent` counts the fee whenever the principal is
+ * the sender, even of a sponsored tx (the sponsor paid it), as the original API does.
+ */
+export function txWithTransfersJson(record: AccountTxRecord, principal: string): TransactionWithTransfers {
+  const { tx, transfers } = record;
+  let sent = tx.sender_address === principal ? BigInt(tx.fee_rate) : 0n;
+  let received = 0n;
+  const out: TransactionWithTransfers = {
+    tx: minedTransaction(tx),
+    stx_sent: '',
+    stx_received: '',
+    stx_transfers: [],
+    ft_transfers: [],
+    nft_transfers: [],
+  };
+  for (const t of transfers) {
+    const sender = t.sender ?? '';
+    const recipient = t.recipient ?? '';
+    if (t.kind === EventKind.stxAsset) {
+      if (sender === principal) sent += BigInt(t.amount!);
+      if (recipient === principal) received += BigInt(t.amount!);
+      out.stx_transfers.push({ amount: t.amount!, sender, recipient });
+    } else if (t.kind === EventKind.ftAsset) {
+      out.ft_transfers.push({ amount: t.amount!, asset_identifier: t.asset_identifier!, sender, recipient });
+    } else {
+      out.nft_transfers.push({
+        value: { hex: t.value!, repr: t.value_repr! },
+        asset_identifier: t.asset_identifier!,
+        sender,
+        recipient,
+      });
+    }
+  }
+  out.stx_sent = sent.toString();
+  out.stx_received = received.toString();
+  return out;
+}
+
+/** Upstream re-sorts a page by (height, tx index), newest first, after selecting it in chain order. */
+export function sortByHeightAndIndex(records: AccountTxRecord[]): AccountTxRecord[] {
+  return [...records].sort((a, b) => b.tx.block_height - a.tx.block_height || b.tx.tx_index - a.tx.tx_index);
+}

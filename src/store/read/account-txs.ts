@@ -1,0 +1,187 @@
+import type { Sql } from '../db.js';
+import { EventKind } from '../write/rows.js';
+import { scopeWindow, type AccountScope } from './account-scope.js';
+import { findMinedTxsByKey, type MinedTxRecord } from './txs.js';
+import { unconfirmedOnly, visible } from './visibility.js';
+
+// A principal's transactions (NOTES-upstream A.8, A.9), newest first: those it sent, received a token
+// transfer in, called or deployed as a contract, or took part in as a party of an STX/FT/NFT event. They come
+// from the principal index (principal_txs): its running ordinal numbers the anchored ones 1..n in chain order,
+// so a page at any offset is an index range, and the count of a scope is the ordinal at its height.
+
+/** Where a transaction sits; the exact key of its `txs` row. */
+export interface AccountTxKey {
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+  block_height: number;
+  microblock_sequence: number;
+  tx_index: number;
+}
+
+export interface AccountTxPage {
+  total: number;
+  keys: AccountTxKey[];
+}
+
+export interface TransferRecord {
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+  event_index: number;
+  kind: number;
+  sender: string | null;
+  recipient: string | null;
+  amount: string | null;
+  asset_identifier: string | null;
+  value: string | null;
+  value_repr: string | null;
+}
+
+const keyColumns = (sql: Sql, alias: string) =>
+  sql`${sql(
+    ['tx_id', 'index_block_hash', 'microblock_hash', 'block_height', 'microblock_sequence', 'tx_index'].map(
+      (c) => `${alias}.${c}`,
+    ),
+  )}`;
+
+/**
+ * One page of the principal's transactions at a scope, in (height, microblock sequence, tx index) order,
+ * newest first, and how many there are in all. The unconfirmed microblock txs of an `unanchored` read come
+ * first; the anchored ones are read by ordinal range. One statement: the count and the page agree.
+ */
+export async function listAccountTxs(
+  sql: Sql,
+  principal: string,
+  scope: AccountScope,
+  page: { limit: number; offset: number },
+): Promise<AccountTxPage> {
+  const window = scopeWindow(scope);
+  // n: how many anchored txs the scope holds (the ordinal of the last one at or below its height)
+  const anchoredCount = window.current
+    ? sql`SELECT tx_count FROM principal_stats WHERE principal = ${principal}`
+    : sql`SELECT ordinal FROM principal_txs
+          WHERE principal = ${principal} AND ordinal IS NOT NULL AND block_height <= ${window.maxHeight}
+          ORDER BY block_height DESC, ordinal DESC LIMIT 1`;
+  const unconfirmed =
+    window.current && window.unconfirmed
+      ? sql`SELECT ${keyColumns(sql, 'p')},
+              row_number() OVER (ORDER BY p.microblock_sequence DESC, p.tx_index DESC) - 1 AS pos
+            FROM principal_txs p WHERE p.principal = ${principal} AND ${unconfirmedOnly(sql, 'p')}`
+      : sql`SELECT ${keyColumns(sql, 'p')}, 0::bigint AS pos FROM principal_txs p WHERE false`;
+  const { offset, limit } = page;
+  const rows = await sql<(Partial<AccountTxKey> & { total: number; pos: number | null })[]>`
+    WITH unconfirmed AS (${unconfirmed}),
+    counts AS (
+      SELECT coalesce((${anchoredCount}), 0)::bigint AS n, (SELECT count(*) FROM unconfirmed) AS u
+    )
+    SELECT (counts.n + counts.u) AS total, page.*
+    FROM counts LEFT JOIN LATERAL (
+      SELECT * FROM unconfirmed u WHERE u.pos >= ${offset} AND u.pos < ${offset + limit}
+      UNION ALL
+      SELECT ${keyColumns(sql, 'p')}, counts.u + counts.n - p.ordinal AS pos
+      FROM principal_txs p
+      WHERE p.principal = ${principal}
+        AND p.ordinal > counts.n + counts.u - ${offset + limit} AND p.ordinal <= counts.n + counts.u - ${offset}
+    ) AS page ON true
+    ORDER BY page.pos`;
+  const total = rows.length > 0 ? Number(rows[0].total) : 0;
+  const keys = rows.filter((r) => r.tx_id !== null && r.tx_id !== undefined).map(toKey);
+  return { total, keys };
+}
+
+/**
+ * Every transaction of the principal mined at one height, newest first. Unconfirmed microblock txs
+ * (height tip+1) are included whatever `unanchored` says, as upstream does.
+ */
+export async function listAccountTxsAtHeight(
+  sql: Sql,
+  principal: string,
+  height: number,
+): Promise<AccountTxPage> {
+  const rows = await sql<AccountTxKey[]>`
+    SELECT ${keyColumns(sql, 'p')} FROM principal_txs p
+    WHERE p.principal = ${principal} AND p.block_height = ${height} AND ${visible(sql, 'p', { unanchored: true })}
+    ORDER BY p.microblock_sequence DESC, p.tx_index DESC`;
+  return { total: rows.length, keys: rows.map(toKey) };
+}
+
+/** The canonical row of a tx the principal takes part in (unconfirmed microblock txs included). */
+export async function findAccountTx(
+  sql: Sql,
+  principal: string,
+  txId: string,
+): Promise<AccountTxKey | undefined> {
+  const [row] = await sql<AccountTxKey[]>`
+    SELECT ${keyColumns(sql, 'p')} FROM principal_txs p
+    WHERE p.principal = ${principal} AND p.tx_id = ${txId} AND ${visible(sql, 'p', { unanchored: true })}
+    ORDER BY p.block_height DESC LIMIT 1`;
+  return row && toKey(row);
+}
+
+/** The STX, FT and NFT events of these txs in which the principal sends or receives, last event first. */
+export async function findTransfers(
+  sql: Sql,
+  principal: string,
+  keys: AccountTxKey[],
+): Promise<TransferRecord[]> {
+  if (keys.length === 0) return [];
+  return sql<TransferRecord[]>`
+    SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
+      e.amount::text AS amount, e.asset_identifier, e.value, e.value_repr
+    FROM unnest(${keys.map((k) => k.tx_id)}::text[], ${keys.map((k) => k.index_block_hash)}::text[],
+      ${keys.map((k) => k.microblock_hash)}::text[]) AS k(tx_id, index_block_hash, microblock_hash)
+    JOIN events e ON e.tx_id = k.tx_id AND e.index_block_hash = k.index_block_hash
+      AND e.microblock_hash = k.microblock_hash
+    WHERE e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})
+      AND (e.sender = ${principal} OR e.recipient = ${principal})
+    ORDER BY e.event_index DESC`;
+}
+
+function toKey(row: Partial<AccountTxKey>): AccountTxKey {
+  return {
+    tx_id: row.tx_id!,
+    index_block_hash: row.index_block_hash!,
+    microblock_hash: row.microblock_hash!,
+    block_height: row.block_height!,
+    microblock_sequence: row.microblock_sequence!,
+    tx_index: row.tx_index!,
+  };
+}
+
+export interface AccountTxRecord {
+  tx: MinedTxRecord;
+  /** the principal's transfers in it, last event first */
+  transfers: TransferRecord[];
+}
+
+/**
+ * The mined rows (without events) and the principal's transfers of these txs, in the keys' order. A row a
+ * concurrent block removed meanwhile (a confirmed microblock's staged copy) is left out.
+ */
+export async function readAccountTxs(
+  sql: Sql,
+  principal: string,
+  keys: AccountTxKey[],
+): Promise<AccountTxRecord[]> {
+  if (keys.length === 0) return [];
+  const [txs, transfers] = await Promise.all([
+    findMinedTxsByKey(sql, keys, null),
+    findTransfers(sql, principal, keys),
+  ]);
+  const id = (k: { tx_id: string; index_block_hash: string; microblock_hash: string }) =>
+    `${k.tx_id}|${k.index_block_hash}|${k.microblock_hash}`;
+  const txById = new Map(txs.map((t) => [id(t), t]));
+  const transfersById = new Map<string, TransferRecord[]>();
+  for (const t of transfers) {
+    const list = transfersById.get(id(t));
+    if (list) list.push(t);
+    else transfersById.set(id(t), [t]);
+  }
+  const records: AccountTxRecord[] = [];
+  for (const key of keys) {
+    const tx = txById.get(id(key));
+    if (tx) records.push({ tx, transfers: transfersById.get(id(key)) ?? [] });
+  }
+  return records;
+}
