@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { DEPRECATION_WARNING } from '../../src/api/plugins/conventions.js';
+import { DEPRECATION_WARNING, EXPOSED_HEADERS } from '../../src/api/plugins/conventions.js';
 import { buildApiServer } from '../../src/api/server.js';
 import { openDatabase } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
@@ -86,7 +86,7 @@ for (const engine of engines) {
           const res = await get(api.app, url, { origin: 'https://explorer.example' });
           assert.equal(res.statusCode, status, url);
           assert.equal(res.headers['access-control-allow-origin'], '*', url);
-          assert.equal(res.headers['access-control-expose-headers'], 'X-API-Version', url);
+          assert.equal(res.headers['access-control-expose-headers'], EXPOSED_HEADERS.join(', '), url);
           assert.equal(res.headers['x-api-version'], API_VERSION, url);
           assert.equal(res.headers['cache-control'], status === 200 ? REVALIDATE : 'no-store', url);
           assert.match(String(res.headers['content-type']), /^application\/json/, url);

@@ -15,6 +15,9 @@ const CHECKED_FAMILIES: Family[] = [
   'address/with_transfers',
   'tx',
   'tx/multiple',
+  'mempool/stats',
+  'mempool/fees',
+  'contracts/status',
 ];
 
 for (const engine of engines) {

@@ -11,11 +11,20 @@ declare module 'fastify' {
   }
 }
 
+/** Response headers a browser script may read (CORS `Access-Control-Expose-Headers`). */
+export const EXPOSED_HEADERS = [
+  'X-API-Version',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+];
+
 /** The CORS and version headers, for answers given before any hook runs (router errors). */
 export function conventionalHeaders(apiVersion: string): Record<string, string> {
   return {
     'access-control-allow-origin': '*',
-    'access-control-expose-headers': 'X-API-Version',
+    'access-control-expose-headers': EXPOSED_HEADERS.join(', '),
     'x-api-version': apiVersion,
   };
 }
@@ -23,13 +32,7 @@ export function conventionalHeaders(apiVersion: string): Record<string, string> 
 /** Headers every answer carries: CORS, the API version, no caching unless a route opts in, deprecations. */
 export async function registerConventions(app: FastifyInstance, apiVersion: string) {
   await app.register(cors, {
-    exposedHeaders: [
-      'X-API-Version',
-      'RateLimit-Limit',
-      'RateLimit-Remaining',
-      'RateLimit-Reset',
-      'Retry-After',
-    ],
+    exposedHeaders: EXPOSED_HEADERS,
     methods: ['GET', 'HEAD', 'OPTIONS'],
   });
   app.addHook('onSend', async (request, reply, payload) => {

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/store.js';
 import { addressRoutes } from './addresses.js';
 import { blockRoutes } from './blocks.js';
+import { contractRoutes } from './contracts.js';
+import { mempoolRoutes } from './mempool.js';
 import { transactionRoutes } from './transactions.js';
 
 /** What every route plugin receives. */
@@ -12,6 +14,8 @@ export interface RouteOptions {
 /** The read API: one plugin per resource. */
 export async function registerRoutes(app: FastifyInstance, options: RouteOptions) {
   await app.register(blockRoutes, options);
+  await app.register(mempoolRoutes, options);
+  await app.register(contractRoutes, options);
   await app.register(transactionRoutes, options);
   await app.register(addressRoutes, options);
 }
