@@ -36,6 +36,8 @@ export interface IngestorOptions {
   logger: Logger;
   /** Test hook: called inside the message's transaction after the handler ran, before commit. */
   beforeCommit?: (path: ObserverPath) => Promise<void> | void;
+  /** Called once per message with how it ended and how long it took (queue wait excluded): metrics. */
+  onMessage?: (path: string, outcome: ApplyOutcome | 'invalid' | 'failed', seconds: number) => void;
 }
 
 type Handler = (sql: TransactionSql, payload: never, ctx: ApplyContext) => Promise<unknown>;
@@ -82,9 +84,34 @@ export class Ingestor {
   }
 
   apply(path: string, body: string, receivedAt: Date = new Date()): Promise<ApplyOutcome> {
-    const run = this.queue.then(() => this.applyNow(path, body, receivedAt));
+    const onMessage = this.options.onMessage;
+    const run = this.queue.then(
+      onMessage
+        ? () => this.applyTimed(path, body, receivedAt, onMessage)
+        : () => this.applyNow(path, body, receivedAt),
+    );
     this.queue = run.catch(() => {});
     return run;
+  }
+
+  private async applyTimed(
+    path: string,
+    body: string,
+    receivedAt: Date,
+    onMessage: NonNullable<IngestorOptions['onMessage']>,
+  ): Promise<ApplyOutcome> {
+    const started = performance.now();
+    // A bounded set of label values: the known paths, and `unknown` for anything else.
+    const label = isObserverPath(path) ? path : 'unknown';
+    try {
+      const outcome = await this.applyNow(path, body, receivedAt);
+      onMessage(label, outcome, (performance.now() - started) / 1000);
+      return outcome;
+    } catch (err) {
+      const outcome = err instanceof InvalidMessageError ? 'invalid' : 'failed';
+      onMessage(label, outcome, (performance.now() - started) / 1000);
+      throw err;
+    }
   }
 
   private async applyNow(path: string, body: string, receivedAt: Date): Promise<ApplyOutcome> {
