@@ -143,7 +143,14 @@ for (const engine of engines) {
         const validator = Compile(schema['200']);
         assert.ok(validator.Check(data), JSON.stringify(validator.Errors(data).slice(0, 3)));
 
-        const difference = firstDifference(normalize(goldenPath, data), normalize(goldenPath, golden.body));
+        const ours = normalize(goldenPath, data) as Record<string, unknown>;
+        if (endpoint.section === '4.9') {
+          // Deliberate difference: we answer the full 2.4 shape, upstream omits the FT/NFT transfers.
+          assert.ok(Array.isArray(ours.ft_transfers) && Array.isArray(ours.nft_transfers));
+          delete ours.ft_transfers;
+          delete ours.nft_transfers;
+        }
+        const difference = firstDifference(ours, normalize(goldenPath, golden.body));
         assert.equal(difference, null, 'same body as the original API');
         assert.equal(endpoint.deprecated, response.headers.get('warning')?.startsWith('299') ?? false);
       });

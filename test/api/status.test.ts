@@ -277,6 +277,8 @@ describe('readiness against a database that does not answer', () => {
     await new Promise<void>((resolve) => silent.listen(port, '127.0.0.1', resolve));
     const db = await openDatabase({
       url: `postgres://postgres@127.0.0.1:${port}/x`,
+      // longer than the readiness timeout: it is /ready that must give up
+      connectTimeoutMs: 10_000,
       pgliteDir: '',
       poolMax: 1,
     });
