@@ -53,7 +53,13 @@ function asPostgresUser(cmd: string, args: string[]): [string, string[]] {
   return isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
 }
 
-export async function startPostgres(options: { fsync?: boolean } = {}): Promise<TestPostgres> {
+export async function startPostgres(
+  options: {
+    fsync?: boolean;
+    /** extra `name=value` server settings (benchmarks: pg_stat_statements, auto_explain, ...) */
+    settings?: string[];
+  } = {},
+): Promise<TestPostgres> {
   const dataDir = mkdtempSync(join(tmpdir(), 'stacks-api-pg-'));
   chmodSync(dataDir, 0o777);
   if (isRoot) execFileSync('chown', ['postgres', dataDir]);
@@ -76,6 +82,7 @@ export async function startPostgres(options: { fsync?: boolean } = {}): Promise<
     'full_page_writes=off',
     'max_connections=200',
     'shared_buffers=256MB',
+    ...(options.settings ?? []),
   ];
   const pgData = join(dataDir, 'data');
   const pgCtl = findPostgresBin('pg_ctl');
