@@ -283,7 +283,11 @@ export function buildChainRows(
       if (!row) continue;
       eventIndex++;
       rows.events.push(row);
-      if (row.kind === EventKind.stxAsset || row.kind === EventKind.ftAsset || row.kind === EventKind.nftAsset) {
+      if (
+        row.kind === EventKind.stxAsset ||
+        row.kind === EventKind.ftAsset ||
+        row.kind === EventKind.nftAsset
+      ) {
         if (row.sender) principals.add(row.sender);
         if (row.recipient) principals.add(row.recipient);
       }

@@ -24,7 +24,11 @@ export const MEMPOOL_GC_MINUTES = 2560;
  * When anything changed, the mempool is marked changed at `at`. Returns the number of rows that changed.
  * (The two reads are sent together, then the writes: see `sendAll`.)
  */
-export async function receiveMempoolTxs(sql: TransactionSql, rows: MempoolTxRow[], at: Date): Promise<number> {
+export async function receiveMempoolTxs(
+  sql: TransactionSql,
+  rows: MempoolTxRow[],
+  at: Date,
+): Promise<number> {
   if (rows.length === 0) return 0;
   const txIds = rows.map((r) => r.tx_id);
   const [minedRows, existingRows] = await Promise.all([
@@ -44,8 +48,8 @@ export async function receiveMempoolTxs(sql: TransactionSql, rows: MempoolTxRow[
   const pending = [...inserts.filter((r) => !r.pruned), ...revive];
   await sendAll([
     bulkInsert(sql, 'mempool_txs', mempoolColumns, inserts, 'ON CONFLICT (tx_id) DO NOTHING'),
-    ...revive.map(
-      (r) => sql`
+    ...revive.map((r) =>
+      sql`
         UPDATE mempool_txs SET pruned = false, status = ${MempoolStatus.pending}, replaced_by_tx_id = NULL,
           receipt_time = ${r.receipt_time}, receipt_block_height = ${r.receipt_block_height}
         WHERE tx_id = ${r.tx_id}`.execute(),
