@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+import { listenForChainState } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
 import {
   registerAccessControl,
@@ -39,5 +40,16 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   if (options.accessControl) await registerAccessControl(app, options.store, options.accessControl);
   registerStrictNumbers(app);
   await registerRoutes(app, { store: options.store });
+  // Ingest in another process announces chain changes: the cached chain state (ETags, tip) is dropped then.
+  // Not awaited: the API starts (and answers 503) while the database is unreachable.
+  const listening = listenForChainState(options.store).catch((err: unknown) => {
+    app.log.warn({ err }, 'not listening for chain state changes: the cached state expires by age only');
+    return undefined;
+  });
+  app.addHook('onClose', async () => {
+    await (
+      await listening
+    )?.();
+  });
   return app;
 }

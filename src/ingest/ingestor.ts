@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TransactionSql } from '../store/db.js';
+import { CHAIN_STATE_CHANNEL, chainStateChanged } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
 import { sendAll } from '../store/write/bulk.js';
 import { insertBurnBlock, orphanOtherBurnBlocks } from '../store/write/burn-blocks.js';
@@ -164,20 +165,23 @@ export class Ingestor {
     const outcome = await this.store.transaction(async (sql) => {
       // Plans are made per execution here, with the sizes the tables have now: a prepared statement's
       // generic plan, cached while the tables were small, would keep scanning them whole as they grow.
-      // The message is logged first; a message already logged is a re-delivery. (Both statements are sent
-      // together: postgres.js pipelines them.)
+      // The message is logged first; a message already logged is a re-delivery. API processes drop their
+      // cached chain state when this commits (store/read/chain-state.ts). (The statements are sent together:
+      // postgres.js pipelines them.)
       const [, logged] = await Promise.all([
         sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(),
         sql`
           INSERT INTO observer_messages (received_at, path, payload, content_hash)
           VALUES (${receivedAt}, ${path}, ${body}, ${contentHash})
           ON CONFLICT (content_hash) DO NOTHING`.execute(),
+        this.store.engine === 'postgres' ? sql`SELECT pg_notify(${CHAIN_STATE_CHANNEL}, '')`.execute() : null,
       ]);
       if (logged.count === 0) return 'duplicate' as const;
       await handlers[path](sql, payload as never, ctx);
       await this.options.beforeCommit?.(path);
       return 'applied' as const;
     });
+    if (outcome === 'applied') chainStateChanged(this.store);
     this.lastMessageAt = Date.now();
     this.options.logger.debug(
       { path, outcome, ms: Math.round(performance.now() - started), bytes: body.length },
