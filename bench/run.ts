@@ -18,6 +18,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
+import * as prettier from 'prettier';
 import { startPostgres } from '../test/support/postgres.js';
 import { httpCases, runCase, selectInputs, startServer, type HttpResult } from './http.js';
 import { benchChain, ingestInto, postmasterPid, type IngestResult } from './ingest.js';
@@ -193,8 +194,8 @@ async function main() {
   const report = { ...env, minutes, targets: targetsSummary(runs), runs };
 
   mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
-  const markdown = renderMarkdown(report);
+  await writeFormatted(join(resultsDir, 'latest.json'), JSON.stringify(report, null, 2));
+  const markdown = await format(join(resultsDir, 'latest.md'), renderMarkdown(report));
   writeFileSync(join(resultsDir, 'latest.md'), markdown);
   const small = runs.find((r) => r.label === 'small');
   const large = runs.find((r) => r.label === 'large');
@@ -211,7 +212,7 @@ async function main() {
     },
   );
   writeFileSync(join(resultsDir, 'latest.svg'), svg);
-  if (!values['no-record']) recordInResultsFile(markdown);
+  if (!values['no-record']) await recordInResultsFile(markdown);
   process.stdout.write(markdown);
   log(`bench: done in ${minutes} min; bench/results/latest.{json,md,svg} written`);
 }
@@ -278,6 +279,9 @@ function targetsSummary(runs: ChainRun[]): Check[] {
 }
 
 const fmt = (n: number) => n.toLocaleString('en-US');
+/** CPU microseconds per request (10 ms clock ticks over thousands of requests: a few µs of resolution) */
+const perRequest = (seconds: number, requests: number) =>
+  requests > 0 ? fmt(Math.round((seconds * 1e6) / requests)) : '';
 
 function renderMarkdown(report: {
   date: string;
@@ -314,13 +318,13 @@ function renderMarkdown(report: {
       '',
       `**HTTP, ${r.label} chain** (${fmt(r.ingest.canonicalTxs)} txs; busiest account ${fmt(r.inputs.busy.txCount)} txs):`,
       '',
-      '| case | req/s | × ceiling | p50 ms | p90 ms | p99 ms | bytes | CPU s API | CPU s PG | non-2xx |',
-      '| ---- | ----: | --------: | -----: | -----: | -----: | ----: | --------: | -------: | ------: |',
+      '| case | req/s | × ceiling | p50 ms | p90 ms | p99 ms | bytes | CPU µs/req server | CPU µs/req PG | non-2xx |',
+      '| ---- | ----: | --------: | -----: | -----: | -----: | ----: | ----------------: | ------------: | ------: |',
     );
     for (const h of r.http) {
       const ratio = ceiling ? (h.reqPerSec / ceiling.reqPerSec).toFixed(2) : '';
       lines.push(
-        `| ${h.name} | ${fmt(h.reqPerSec)} | ${ratio} | ${h.latencyMs.p50} | ${h.latencyMs.p90} | ${h.latencyMs.p99} | ${fmt(h.bytesPerResponse)} | ${h.cpuSeconds.server} | ${h.cpuSeconds.postgres} | ${h.non2xx + h.errors} |`,
+        `| ${h.name} | ${fmt(h.reqPerSec)} | ${ratio} | ${h.latencyMs.p50} | ${h.latencyMs.p90} | ${h.latencyMs.p99} | ${fmt(h.bytesPerResponse)} | ${perRequest(h.cpuSeconds.server, h.requests)} | ${perRequest(h.cpuSeconds.postgres, h.requests)} | ${h.non2xx + h.errors} |`,
       );
     }
   }
@@ -341,8 +345,18 @@ function renderMarkdown(report: {
 const BEGIN = '<!-- bench:run:begin (written by npm run bench) -->';
 const END = '<!-- bench:run:end -->';
 
+/** The text as the repository's Prettier settings format it (the results are committed, and checked). */
+async function format(file: string, text: string): Promise<string> {
+  const config = (await prettier.resolveConfig(file)) ?? {};
+  return prettier.format(text, { ...config, filepath: file });
+}
+
+async function writeFormatted(file: string, text: string) {
+  writeFileSync(file, await format(file, text));
+}
+
 /** Replaces the marked section of bench/RESULTS.md (or appends one) with this run's tables. */
-function recordInResultsFile(markdown: string) {
+async function recordInResultsFile(markdown: string) {
   const file = join(here, 'RESULTS.md');
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
   const section = `${BEGIN}\n\n${markdown}\n${END}`;
@@ -352,7 +366,7 @@ function recordInResultsFile(markdown: string) {
     start >= 0 && end > start
       ? text.slice(0, start) + section + text.slice(end + END.length)
       : `${text.trimEnd()}\n\n## Benchmark suite (\`npm run bench\`)\n\n${section}\n`;
-  writeFileSync(file, next);
+  await writeFormatted(file, next);
 }
 
 main().catch((err: unknown) => {
