@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { RequestMetrics } from '../metrics.js';
 import { listMigrations } from '../store/migrate.js';
+import { listenForChainState } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
 import { packageVersion } from '../version.js';
 import {
@@ -65,6 +66,18 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     primary: options.primaryStore,
     apiVersion: options.apiVersion,
     migrations: await listMigrations(),
+  });
+  // Ingest in another process announces chain changes: the cached chain state (ETags, tip) is dropped then.
+  // (A streaming replica does not replay NOTIFY: there the cached state expires by age.)
+  // Not awaited: the API starts (and answers 503) while the database is unreachable.
+  const listening = listenForChainState(options.store).catch((err: unknown) => {
+    app.log.warn({ err }, 'not listening for chain state changes: the cached state expires by age only');
+    return undefined;
+  });
+  app.addHook('onClose', async () => {
+    await (
+      await listening
+    )?.();
   });
   return app;
 }

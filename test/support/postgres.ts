@@ -57,6 +57,8 @@ export interface StartPostgresOptions {
   fsync?: boolean;
   /** Ready to feed streaming replicas (see startReplica): WAL senders and replication slots allowed. */
   replication?: boolean;
+  /** Extra `name=value` server settings (benchmarks: production-sized buffers, pg_stat_statements, ...). */
+  settings?: string[];
 }
 
 /** Server settings of every test cluster: loopback only, its own socket directory, speed over durability. */
@@ -135,6 +137,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     // initdb's trust setup already lets loopback replicate; said explicitly, for whoever reads the test.
     appendFileSync(join(dataDir, 'data', 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
   }
+  settings.push(...(options.settings ?? []));
   return launch(dataDir, port, settings);
 }
 
