@@ -13,7 +13,8 @@ import {
 import type { Ingestor } from '../../src/ingest/ingestor.js';
 
 // A small testnet chain built from real signed transactions and the event-observer messages a stacks-node
-// would send for them (`/new_block`, `/new_microblocks`, `/new_mempool_tx`), applied through the Ingestor.
+// would send for them (`/new_block`, `/new_microblocks`, `/new_mempool_tx`, `/drop_mempool_tx`), applied
+// through the Ingestor.
 // Events are whatever the test says the txs did: the indexer takes them as the node reports them.
 // Every message is received at the time of a test clock (one second after the previous message).
 
