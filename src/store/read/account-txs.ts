@@ -119,7 +119,14 @@ export async function findAccountTx(
   return row && toKey(row);
 }
 
-/** The STX, FT and NFT events of these txs in which the principal sends or receives, last event first. */
+/**
+ * The STX, FT and NFT events of these txs in which the principal sends or receives, last event first.
+ * Driven by the keys: each tx's events are one range of the events primary key, filtered there. The
+ * `OFFSET 0` keeps PostgreSQL from flattening the lateral subquery into a join, where its generic plan
+ * (a prepared statement knows neither the principal nor how busy it is) scanned every event of the
+ * principal through the sender and recipient indexes (~2,000 on the 10k-tx chain, 200,000 on the 1M-tx
+ * one) to keep the few of these 50 txs.
+ */
 export async function findTransfers(
   sql: Sql,
   principal: string,
@@ -128,13 +135,19 @@ export async function findTransfers(
   if (keys.length === 0) return [];
   return sql<TransferRecord[]>`
     SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
-      e.amount::text AS amount, e.asset_identifier, e.value, e.value_repr
+      e.amount, e.asset_identifier, e.value, e.value_repr
     FROM unnest(${keys.map((k) => k.tx_id)}::text[], ${keys.map((k) => k.index_block_hash)}::text[],
       ${keys.map((k) => k.microblock_hash)}::text[]) AS k(tx_id, index_block_hash, microblock_hash)
-    JOIN events e ON e.tx_id = k.tx_id AND e.index_block_hash = k.index_block_hash
-      AND e.microblock_hash = k.microblock_hash
-    WHERE e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})
-      AND (e.sender = ${principal} OR e.recipient = ${principal})
+    CROSS JOIN LATERAL (
+      SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
+        e.amount::text AS amount, e.asset_identifier, e.value, e.value_repr
+      FROM events e
+      WHERE e.tx_id = k.tx_id AND e.index_block_hash = k.index_block_hash
+        AND e.microblock_hash = k.microblock_hash
+        AND e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})
+        AND (e.sender = ${principal} OR e.recipient = ${principal})
+      OFFSET 0
+    ) AS e
     ORDER BY e.event_index DESC`;
 }
 
