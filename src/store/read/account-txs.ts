@@ -17,6 +17,9 @@ export interface AccountTxKey {
   block_height: number;
   microblock_sequence: number;
   tx_index: number;
+  /** the principal index row's visibility flags (those of the `txs` row), as the listing read them */
+  canonical: boolean;
+  microblock_canonical: boolean;
 }
 
 export interface AccountTxPage {
@@ -40,9 +43,16 @@ export interface TransferRecord {
 
 const keyColumns = (sql: Sql, alias: string) =>
   sql`${sql(
-    ['tx_id', 'index_block_hash', 'microblock_hash', 'block_height', 'microblock_sequence', 'tx_index'].map(
-      (c) => `${alias}.${c}`,
-    ),
+    [
+      'tx_id',
+      'index_block_hash',
+      'microblock_hash',
+      'block_height',
+      'microblock_sequence',
+      'tx_index',
+      'canonical',
+      'microblock_canonical',
+    ].map((c) => `${alias}.${c}`),
   )}`;
 
 /**
@@ -159,6 +169,8 @@ function toKey(row: Partial<AccountTxKey>): AccountTxKey {
     block_height: row.block_height!,
     microblock_sequence: row.microblock_sequence!,
     tx_index: row.tx_index!,
+    canonical: row.canonical!,
+    microblock_canonical: row.microblock_canonical!,
   };
 }
 
@@ -168,33 +180,60 @@ export interface AccountTxRecord {
   transfers: TransferRecord[];
 }
 
+/** What `readAccountTxParts` found of one key: its mined row unless skipped, and the principal's transfers. */
+export interface AccountTxParts {
+  key: AccountTxKey;
+  /** null when the caller said it had the row already (`skipRow`) */
+  tx: MinedTxRecord | null;
+  /** the principal's transfers in it, last event first */
+  transfers: TransferRecord[];
+}
+
+const rowId = (k: { tx_id: string; index_block_hash: string; microblock_hash: string }) =>
+  `${k.tx_id}|${k.index_block_hash}|${k.microblock_hash}`;
+
 /**
- * The mined rows (without events) and the principal's transfers of these txs, in the keys' order. A row a
- * concurrent block removed meanwhile (a confirmed microblock's staged copy) is left out.
+ * The mined rows (without events) and the principal's transfers of these txs, in the keys' order; the rows
+ * of the keys `skipRow` names are not read (the caller has what it needs of them). A row a concurrent block
+ * removed meanwhile (a confirmed microblock's staged copy) is left out.
  */
+export async function readAccountTxParts(
+  sql: Sql,
+  principal: string,
+  keys: AccountTxKey[],
+  skipRow: (key: AccountTxKey) => boolean = () => false,
+): Promise<AccountTxParts[]> {
+  if (keys.length === 0) return [];
+  const toRead = keys.filter((k) => !skipRow(k));
+  const [txs, transfers] = await Promise.all([
+    findMinedTxsByKey(sql, toRead, null),
+    findTransfers(sql, principal, keys),
+  ]);
+  const txById = new Map<string, MinedTxRecord>();
+  for (const t of txs) txById.set(rowId(t), t);
+  const transfersById = new Map<string, TransferRecord[]>();
+  for (const t of transfers) {
+    const id = rowId(t);
+    const list = transfersById.get(id);
+    if (list) list.push(t);
+    else transfersById.set(id, [t]);
+  }
+  const parts: AccountTxParts[] = [];
+  const read = new Set(toRead);
+  for (const key of keys) {
+    const id = rowId(key);
+    const tx = txById.get(id);
+    if (tx || !read.has(key)) parts.push({ key, tx: tx ?? null, transfers: transfersById.get(id) ?? [] });
+  }
+  return parts;
+}
+
+/** The mined rows (without events) and the principal's transfers of these txs, in the keys' order. */
 export async function readAccountTxs(
   sql: Sql,
   principal: string,
   keys: AccountTxKey[],
 ): Promise<AccountTxRecord[]> {
-  if (keys.length === 0) return [];
-  const [txs, transfers] = await Promise.all([
-    findMinedTxsByKey(sql, keys, null),
-    findTransfers(sql, principal, keys),
-  ]);
-  const id = (k: { tx_id: string; index_block_hash: string; microblock_hash: string }) =>
-    `${k.tx_id}|${k.index_block_hash}|${k.microblock_hash}`;
-  const txById = new Map(txs.map((t) => [id(t), t]));
-  const transfersById = new Map<string, TransferRecord[]>();
-  for (const t of transfers) {
-    const list = transfersById.get(id(t));
-    if (list) list.push(t);
-    else transfersById.set(id(t), [t]);
-  }
-  const records: AccountTxRecord[] = [];
-  for (const key of keys) {
-    const tx = txById.get(id(key));
-    if (tx) records.push({ tx, transfers: transfersById.get(id(key)) ?? [] });
-  }
-  return records;
+  const parts = await readAccountTxParts(sql, principal, keys);
+  return parts.map((p) => ({ tx: p.tx!, transfers: p.transfers }));
 }
