@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { MinedTxJsonCache, type MinedTxKey } from '../../src/api/serializers/mined-tx-cache.js';
+import {
+  MinedTxJsonCache,
+  TxByIdJsonCache,
+  type MinedTxKey,
+} from '../../src/api/serializers/mined-tx-cache.js';
 
 const key = (n: number, over: Partial<MinedTxKey> = {}): MinedTxKey => ({
   tx_id: `0x${String(n).padStart(64, '0')}`,
@@ -43,5 +47,30 @@ describe('the rendered mined tx cache', () => {
     assert.equal(cache.get(key(1)), undefined);
     assert.deepEqual(cache.get(key(2)), json(2));
     assert.deepEqual(cache.get(key(4)), json(4));
+  });
+});
+
+describe('the tx-by-id rendering cache', () => {
+  test('keeps the rendering of an anchored canonical row with its key and status, bounded', () => {
+    const cache = new TxByIdJsonCache(2);
+    cache.set({ ...key(1), status: 1 }, '{"n":1}');
+    assert.deepEqual(cache.get(key(1).tx_id), {
+      index_block_hash: '0xaa',
+      microblock_hash: '',
+      status: 1,
+      json: '{"n":1}',
+    });
+    cache.set({ ...key(2, { canonical: false }), status: 1 }, '{"n":2}');
+    cache.set({ ...key(3, { index_block_hash: '', microblock_hash: '0xcc' }), status: 1 }, '{"n":3}');
+    assert.equal(cache.size, 1);
+    // the same tx mined again elsewhere replaces its entry
+    cache.set({ ...key(1, { index_block_hash: '0xbb' }), status: -1 }, '{"n":10}');
+    assert.equal(cache.get(key(1).tx_id)?.index_block_hash, '0xbb');
+    assert.equal(cache.size, 1);
+    cache.set({ ...key(4), status: 1 }, '{"n":4}');
+    cache.set({ ...key(5), status: 1 }, '{"n":5}');
+    assert.equal(cache.size, 2);
+    assert.equal(cache.get(key(1).tx_id), undefined);
+    assert.equal(cache.get(key(5).tx_id)?.json, '{"n":5}');
   });
 });

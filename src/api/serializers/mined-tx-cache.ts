@@ -73,3 +73,58 @@ export function minedTxJsonCache(store: Store): MinedTxJsonCache {
   }
   return cache;
 }
+
+// The same idea for `GET /extended/v1/tx/:tx_id` with its default query (the first page of 20 events,
+// function args included): the rendering of the visible row of a tx id, kept with that row's key. A
+// request first reads the key of the row visible now (a primary-key lookup, no events, no ABI); only when
+// it is the kept one (same block, same microblock: the same immutable row, read as canonical and on the
+// canonical microblock stream) is the kept rendering sent, else the row is read and rendered as usual.
+
+/** A kept rendering of a tx id's visible row, with that row's key and status (its ETag). */
+export interface TxByIdJson {
+  index_block_hash: string;
+  microblock_hash: string;
+  status: number;
+  json: string;
+}
+
+/** tx id → rendering of its visible row, the oldest insertion evicted first. */
+export class TxByIdJsonCache {
+  private readonly entries = new Map<string, TxByIdJson>();
+
+  constructor(private readonly maxEntries = MAX_ENTRIES) {}
+
+  get(txId: string): TxByIdJson | undefined {
+    return this.entries.get(txId);
+  }
+
+  /** Keeps the rendering of a row read with these flags (ignored unless the row may be kept). */
+  set(row: MinedTxKey & { status: number }, json: string): void {
+    if (!isKeepable(row)) return;
+    if (this.entries.size >= this.maxEntries && !this.entries.has(row.tx_id)) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(row.tx_id, {
+      index_block_hash: row.index_block_hash,
+      microblock_hash: row.microblock_hash,
+      status: row.status,
+      json,
+    });
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+const txByIdCaches = new WeakMap<object, TxByIdJsonCache>();
+
+export function txByIdJsonCache(store: Store): TxByIdJsonCache {
+  let cache = txByIdCaches.get(store.db);
+  if (!cache) {
+    cache = new TxByIdJsonCache();
+    txByIdCaches.set(store.db, cache);
+  }
+  return cache;
+}

@@ -225,6 +225,28 @@ export async function findMinedTx(
   return row;
 }
 
+/** The key and status of the visible mined row of a tx id (`findMinedTx`'s row), without reading it. */
+export interface MinedTxVersion {
+  index_block_hash: string;
+  microblock_hash: string;
+  status: number;
+}
+
+/** The key and status of the row `findMinedTx` would read (same condition), or undefined. */
+export async function findMinedTxVersion(
+  sql: Sql,
+  txId: string,
+  visibility: Visibility,
+): Promise<MinedTxVersion | undefined> {
+  const [row] = await sql<MinedTxVersion[]>`
+    SELECT t.index_block_hash, t.microblock_hash, t.status
+    FROM txs t
+    WHERE t.tx_id = ${txId} AND t.canonical AND t.microblock_canonical
+      AND (t.index_block_hash <> '' OR ${visibility.unanchored}::boolean)
+    LIMIT 1`;
+  return row;
+}
+
 /** Mined rows by their exact keys (as listed by the principal index), with a page of events. */
 export async function findMinedTxsByKey(
   sql: Sql,
