@@ -174,6 +174,8 @@ for (const engine of engines) {
         assert.equal(before.canonical, true);
         // twice: the second answer is the kept rendering, the same
         assert.deepEqual((await get(app, `/extended/v1/tx/${tx.tx_id}`)).json(), before);
+        const first = (await get(app, `/extended/v1/tx/multiple?tx_id=${tx.tx_id}`)).json();
+        assert.deepEqual(first, { [tx.tx_id]: { found: true, result: before } });
 
         // fork b wins without the tx: back in the mempool, pending
         const b2 = await chain.block([], { parent: b1, fork: 'b' });
@@ -183,9 +185,15 @@ for (const engine of engines) {
         assert.equal(orphaned.json().tx_status, 'pending');
         assert.equal(orphaned.json().block_hash, undefined);
 
-        // mined again on fork b: the new block's row
+        // mined again on fork b: the new block's row (tx/multiple shares the kept renderings)
         const b4 = await chain.block([tx], { fork: 'b' });
+        const multiple = (
+          await get(app, `/extended/v1/tx/multiple?tx_id=${tx.tx_id}&tx_id=${UNKNOWN}`)
+        ).json();
+        assert.equal(multiple[tx.tx_id].result.block_hash, b4.block_hash);
+        assert.deepEqual(multiple[UNKNOWN], { found: false, result: { tx_id: UNKNOWN } });
         const again = (await get(app, `/extended/v1/tx/${tx.tx_id}`)).json();
+        assert.deepEqual(multiple[tx.tx_id], { found: true, result: again });
         assert.equal(again.block_hash, b4.block_hash);
         assert.equal(again.block_height, 4);
         assert.equal(again.canonical, true);

@@ -8,6 +8,7 @@ import {
   findMempoolTxs,
   findMinedTx,
   findMinedTxVersion,
+  findMinedTxVersions,
   findMinedTxs,
   type EventPage,
   type MempoolTxRecord,
@@ -150,17 +151,31 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         const id = given.toLowerCase();
         if (!ids.includes(id)) ids.push(id);
       }
+      // txs rendered earlier with the default query whose row is still the visible one: not read again
+      const kept = new Map<string, { version: MinedVersionFields; json: string }>();
+      const cache = txByIdJsonCache(store);
+      const keep = isDefaultQuery(query);
+      const withEntry = keep ? ids.filter((id) => cache.get(id) !== undefined) : [];
+      for (const now of await findMinedTxVersions(store.sql, withEntry, { unanchored: query.unanchored })) {
+        const entry = cache.get(now.tx_id);
+        if (
+          entry?.index_block_hash === now.index_block_hash &&
+          entry.microblock_hash === now.microblock_hash
+        ) {
+          kept.set(now.tx_id, { version: now, json: entry.json });
+        }
+      }
+      const toRead = ids.filter((id) => !kept.has(id));
       const mined = new Map(
-        (await findMinedTxs(store.sql, ids, { unanchored: query.unanchored }, eventPage(query))).map((t) => [
-          t.tx_id,
-          t,
-        ]),
+        (await findMinedTxs(store.sql, toRead, { unanchored: query.unanchored }, eventPage(query))).map(
+          (t) => [t.tx_id, t],
+        ),
       );
-      const rest = ids.filter((id) => !mined.has(id));
+      const rest = toRead.filter((id) => !mined.has(id));
       const pending = new Map(
         (await findMempoolTxs(store.sql, rest, { unanchored: query.unanchored })).map((t) => [t.tx_id, t]),
       );
-      if (mined.size === 0 && pending.size === 0) {
+      if (kept.size === 0 && mined.size === 0 && pending.size === 0) {
         throw new NotFoundError('could not find any of the transactions by ID');
       }
 
@@ -169,10 +184,17 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       const entries: string[] = [];
       const versions: string[] = [];
       for (const id of ids) {
+        const known = kept.get(id);
+        if (known) {
+          versions.push(txVersion({ kind: 'mined', row: known.version }));
+          entries.push(`${JSON.stringify(id)}:{"found":true,"result":${known.json}}`);
+          continue;
+        }
         const tx = mined.get(id);
         if (!tx) continue;
         versions.push(txVersion({ kind: 'mined', row: tx }));
         const json = serialize(reply, Transaction, minedTransaction(tx, options));
+        if (keep) cache.set(tx, json);
         entries.push(`${JSON.stringify(id)}:{"found":true,"result":${json}}`);
       }
       for (const id of ids) {
@@ -183,7 +205,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         entries.push(`${JSON.stringify(id)}:{"found":true,"result":${json}}`);
       }
       for (const id of ids) {
-        if (mined.has(id) || pending.has(id)) continue;
+        if (kept.has(id) || mined.has(id) || pending.has(id)) continue;
         versions.push(`${id}:none`);
         entries.push(`${JSON.stringify(id)}:{"found":false,"result":{"tx_id":${JSON.stringify(id)}}}`);
       }

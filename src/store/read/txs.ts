@@ -247,6 +247,20 @@ export async function findMinedTxVersion(
   return row;
 }
 
+/** `findMinedTxVersion` for several tx ids (at most one row per id). */
+export async function findMinedTxVersions(
+  sql: Sql,
+  txIds: string[],
+  visibility: Visibility,
+): Promise<(MinedTxVersion & { tx_id: string })[]> {
+  if (txIds.length === 0) return [];
+  return sql<(MinedTxVersion & { tx_id: string })[]>`
+    SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.status
+    FROM txs t
+    WHERE t.tx_id = ANY(${txIds}) AND t.canonical AND t.microblock_canonical
+      AND (t.index_block_hash <> '' OR ${visibility.unanchored}::boolean)`;
+}
+
 /** Mined rows by their exact keys (as listed by the principal index), with a page of events. */
 export async function findMinedTxsByKey(
   sql: Sql,
