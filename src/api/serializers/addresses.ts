@@ -129,19 +129,15 @@ export function txWithTransfersJson(record: AccountTxRecord, principal: string):
   return { tx: minedTransaction(tx), ...transfersOfTx(tx, transfers, principal) };
 }
 
-/** Upstream re-sorts a page by (height, tx index), newest first, after selecting it in chain order. */
-export function sortByHeightAndIndex(records: AccountTxRecord[]): AccountTxRecord[] {
-  return [...records].sort((a, b) => b.tx.block_height - a.tx.block_height || b.tx.tx_index - a.tx.tx_index);
-}
-
 /** Compiled serializers of the response schemas (Fastify's, as `reply.serializeInput` gives them). */
 export type SerializeWith = (schema: typeof Transaction | typeof TransfersOfTx, value: object) => string;
 
 /**
  * The JSON text of a transactions_with_transfers page, as the page schema's serializer writes it: each
  * tx's rendering is the one `kept` (taken from the cache for a key the listing read as visible just now)
- * when its row was not read, else rendered from its row, and then kept in `cache` for the next pages. Sorted as upstream re-sorts (see `sortByHeightAndIndex`),
- * by the principal index row's height and tx index (those of the tx row).
+ * when its row was not read, else rendered from its row, and then kept in `cache` for the next pages.
+ * Sorted as upstream re-sorts a page after selecting it in chain order: by height and tx index, newest
+ * first (the principal index row's, those of the tx row).
  */
 export function txsWithTransfersPageJson(
   page: { limit: number; offset: number; total: number },
