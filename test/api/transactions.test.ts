@@ -155,6 +155,44 @@ for (const engine of engines) {
       });
     });
 
+    test('a tx rendered before a reorg answers as its row visible now: orphaned, mined again elsewhere', async () => {
+      await withApi(engine, async ({ app, chain }) => {
+        const b1 = await chain.block([]);
+        const tx = await transferTx({ nonce: 0, fee: 250 });
+        await chain.mempool([tx]);
+        const a2 = await chain.block([tx], { fork: 'a' });
+        const before = (await get(app, `/extended/v1/tx/${tx.tx_id}`)).json();
+        assert.equal(before.block_hash, a2.block_hash);
+        assert.equal(before.canonical, true);
+        // twice: the second answer is the kept rendering, the same
+        assert.deepEqual((await get(app, `/extended/v1/tx/${tx.tx_id}`)).json(), before);
+        const first = (await get(app, `/extended/v1/tx/multiple?tx_id=${tx.tx_id}`)).json();
+        assert.deepEqual(first, { [tx.tx_id]: { found: true, result: before } });
+
+        // fork b wins without the tx: back in the mempool, pending
+        const b2 = await chain.block([], { parent: b1, fork: 'b' });
+        await chain.block([], { parent: b2, fork: 'b' });
+        const orphaned = await get(app, `/extended/v1/tx/${tx.tx_id}`);
+        assert.equal(orphaned.statusCode, 200);
+        assert.equal(orphaned.json().tx_status, 'pending');
+        assert.equal(orphaned.json().block_hash, undefined);
+
+        // mined again on fork b: the new block's row (tx/multiple shares the kept renderings)
+        const b4 = await chain.block([tx], { fork: 'b' });
+        const multiple = (
+          await get(app, `/extended/v1/tx/multiple?tx_id=${tx.tx_id}&tx_id=${UNKNOWN}`)
+        ).json();
+        assert.equal(multiple[tx.tx_id].result.block_hash, b4.block_hash);
+        assert.deepEqual(multiple[UNKNOWN], { found: false, result: { tx_id: UNKNOWN } });
+        const again = (await get(app, `/extended/v1/tx/${tx.tx_id}`)).json();
+        assert.deepEqual(multiple[tx.tx_id], { found: true, result: again });
+        assert.equal(again.block_hash, b4.block_hash);
+        assert.equal(again.block_height, 4);
+        assert.equal(again.canonical, true);
+        assert.deepEqual((await get(app, `/extended/v1/tx/${tx.tx_id}`)).json(), again);
+      });
+    });
+
     test('a tx only in the mempool is a pending mempool tx; unknown ids are 404', async () => {
       await withApi(engine, async ({ app, chain }) => {
         await chain.block();
