@@ -157,39 +157,40 @@ for (const engine of engines) {
 
     test('a tx rendered before a reorg answers as its row visible now: orphaned, mined again elsewhere', async () => {
       await withApi(engine, async ({ app, chain }) => {
-        const b1 = await chain.block([]);
-        const tx = await transferTx({ nonce: 0, fee: 250 });
+        const b1 = await chain.block();
+        const mined = await transfer(0, 250);
+        const { tx } = mined;
         await chain.mempool([tx]);
-        const a2 = await chain.block([tx], { fork: 'a' });
-        const before = (await get(app, `/extended/v1/tx/${tx.tx_id}`)).json();
+        const a2 = await chain.block({ txs: [mined] });
+        const before = (await get(app, `/extended/v1/tx/${tx.txid}`)).json();
         assert.equal(before.block_hash, a2.block_hash);
         assert.equal(before.canonical, true);
         // twice: the second answer is the kept rendering, the same
-        assert.deepEqual((await get(app, `/extended/v1/tx/${tx.tx_id}`)).json(), before);
-        const first = (await get(app, `/extended/v1/tx/multiple?tx_id=${tx.tx_id}`)).json();
-        assert.deepEqual(first, { [tx.tx_id]: { found: true, result: before } });
+        assert.deepEqual((await get(app, `/extended/v1/tx/${tx.txid}`)).json(), before);
+        const first = (await get(app, `/extended/v1/tx/multiple?tx_id=${tx.txid}`)).json();
+        assert.deepEqual(first, { [tx.txid]: { found: true, result: before } });
 
         // fork b wins without the tx: back in the mempool, pending
-        const b2 = await chain.block([], { parent: b1, fork: 'b' });
-        await chain.block([], { parent: b2, fork: 'b' });
-        const orphaned = await get(app, `/extended/v1/tx/${tx.tx_id}`);
+        const b2 = await chain.block({ parent: b1 });
+        await chain.block({ parent: b2 });
+        const orphaned = await get(app, `/extended/v1/tx/${tx.txid}`);
         assert.equal(orphaned.statusCode, 200);
         assert.equal(orphaned.json().tx_status, 'pending');
         assert.equal(orphaned.json().block_hash, undefined);
 
         // mined again on fork b: the new block's row (tx/multiple shares the kept renderings)
-        const b4 = await chain.block([tx], { fork: 'b' });
+        const b4 = await chain.block({ txs: [mined] });
         const multiple = (
-          await get(app, `/extended/v1/tx/multiple?tx_id=${tx.tx_id}&tx_id=${UNKNOWN}`)
+          await get(app, `/extended/v1/tx/multiple?tx_id=${tx.txid}&tx_id=${UNKNOWN}`)
         ).json();
-        assert.equal(multiple[tx.tx_id].result.block_hash, b4.block_hash);
+        assert.equal(multiple[tx.txid].result.block_hash, b4.block_hash);
         assert.deepEqual(multiple[UNKNOWN], { found: false, result: { tx_id: UNKNOWN } });
-        const again = (await get(app, `/extended/v1/tx/${tx.tx_id}`)).json();
-        assert.deepEqual(multiple[tx.tx_id], { found: true, result: again });
+        const again = (await get(app, `/extended/v1/tx/${tx.txid}`)).json();
+        assert.deepEqual(multiple[tx.txid], { found: true, result: again });
         assert.equal(again.block_hash, b4.block_hash);
         assert.equal(again.block_height, 4);
         assert.equal(again.canonical, true);
-        assert.deepEqual((await get(app, `/extended/v1/tx/${tx.tx_id}`)).json(), again);
+        assert.deepEqual((await get(app, `/extended/v1/tx/${tx.txid}`)).json(), again);
       });
     });
 
