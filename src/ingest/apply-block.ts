@@ -1,6 +1,7 @@
 import type { TransactionSql } from '../store/db.js';
 import {
   canonicalBlocksAbove,
+  distinctTxKeys,
   getBlock,
   insertBlock,
   insertChainRows,
@@ -12,12 +13,18 @@ import {
 import { sendAll } from '../store/write/bulk.js';
 import {
   addBlockContributions,
+  addRowContributions,
   applyBalanceContributions,
   assignOrdinals,
   removeBlockContributions,
 } from '../store/write/contributions.js';
 import { adoptGenesisRows } from '../store/write/genesis.js';
-import { collectMempoolGarbage, pruneMinedTxs, restoreToMempool } from '../store/write/mempool.js';
+import {
+  collectMempoolGarbage,
+  pruneMinedRows,
+  pruneMinedTxs,
+  restoreToMempool,
+} from '../store/write/mempool.js';
 import {
   dropStagedRows,
   insertMicroblocks,
@@ -26,7 +33,7 @@ import {
   orphanMicroblocks,
   unconfirmedMicroblocks,
 } from '../store/write/microblocks.js';
-import type { BlockRow, MicroblockRow, MinerRewardRow } from '../store/write/rows.js';
+import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../store/write/rows.js';
 import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
 import { buildChainRows, type Placement } from './chain-rows.js';
 import type { ApplyContext } from './context.js';
@@ -163,13 +170,16 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   // The rows of a block canonical on arrival are numbered in the principal index as they are inserted;
   // rows adopted from the genesis block join them first, so then the numbering runs afterwards.
   const ordinalsOnInsert = canonical && !adoptsGenesis;
+  // The block is new (not `known` above): so are its rows, unless the payload repeats a tx. Then every row
+  // it adds is in `rows`, and what follows from them is computed from `rows` instead of read back.
+  const fresh = distinctTxKeys(rows.txs);
   const microblockRows = confirmedMicroblockRows(msg, ctx.receivedAt);
   const rewardRows = minerRewardRows(msg, canonical);
   // Statements sent from here on are awaited by `sendAll` before anything else can fail or wait.
   const inserts = [
     insertBlock(sql, block),
     insertMicroblocks(sql, microblockRows),
-    insertChainRows(sql, rows, { ordinals: ordinalsOnInsert }),
+    insertChainRows(sql, rows, { ordinals: ordinalsOnInsert, fresh }),
     insertMinerRewards(sql, rewardRows),
   ];
   if (!canonical) {
@@ -198,16 +208,23 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     ...(accepted.length > 0
       ? [markMicroblocksConfirmed(sql, accepted, msg), dropStagedRows(sql, accepted)]
       : []),
-    applyBalanceContributions(sql, [block.index_block_hash], 1),
-    ...afterContributions(sql, msg, block, ctx),
+    (fresh && addRowContributions(sql, rows, rewardRows)) ||
+      applyBalanceContributions(sql, [block.index_block_hash], 1),
+    ...afterContributions(sql, msg, block, ctx, fresh ? rows : null),
   ]);
   return true;
 }
 
 /** What follows the contributions of a new canonical block: mempool pruning, the tip, mempool upkeep. */
-function afterContributions(sql: TransactionSql, msg: NewBlock, block: BlockRow, ctx: ApplyContext) {
+function afterContributions(
+  sql: TransactionSql,
+  msg: NewBlock,
+  block: BlockRow,
+  ctx: ApplyContext,
+  freshRows: ChainRows | null = null,
+) {
   return [
-    pruneMinedTxs(sql, [block.index_block_hash]),
+    freshRows ? pruneMinedRows(sql, freshRows.txs) : pruneMinedTxs(sql, [block.index_block_hash]),
     setChainTipBlock(sql, block, [
       msg.pox_v1_unlock_height,
       msg.pox_v2_unlock_height,
