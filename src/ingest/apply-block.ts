@@ -36,7 +36,7 @@ import {
 import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../store/write/rows.js';
 import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
 import { buildChainRows, type Placement } from './chain-rows.js';
-import type { ApplyContext } from './context.js';
+import type { ApplyContext, DecodedBlock } from './context.js';
 import type { NewBlock } from './payloads.js';
 
 const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
@@ -121,6 +121,50 @@ function confirmedMicroblockRows(msg: NewBlock, receivedAt: number): MicroblockR
   return [...seen.values()];
 }
 
+function placementOf(block: BlockRow): Placement {
+  return {
+    index_block_hash: block.index_block_hash,
+    block_hash: block.block_hash,
+    block_height: block.block_height,
+    block_time: block.block_time,
+    burn_block_time: block.burn_block_time,
+    burn_block_height: block.burn_block_height,
+    parent_burn_block_time: block.parent_burn_block_time,
+    parent_block_hash: block.parent_block_hash,
+    parent_index_block_hash: block.parent_index_block_hash,
+    canonical: block.canonical,
+  };
+}
+
+/**
+ * Decodes a block's rows as if it were canonical, outside any database transaction: a replay does this for
+ * the next message while the database applies the previous one. A decoding error is kept, to be thrown
+ * where `applyNewBlock` decodes (a block already known is not decoded at all, so its error never shows).
+ */
+export function decodeBlock(msg: NewBlock, isMainnet: boolean): DecodedBlock {
+  try {
+    return {
+      payload: msg,
+      rows: buildChainRows(msg.transactions, msg.events, placementOf(blockRow(msg, true)), isMainnet),
+    };
+  } catch (error) {
+    return { payload: msg, error };
+  }
+}
+
+/** The block's rows: decoded ahead (`decodeBlock`) when they were, else now. */
+function blockChainRows(msg: NewBlock, block: BlockRow, ctx: ApplyContext): ChainRows {
+  const decoded = ctx.decoded?.payload === msg ? ctx.decoded : undefined;
+  if (!decoded) return buildChainRows(msg.transactions, msg.events, placementOf(block), ctx.isMainnet);
+  if (!decoded.rows) throw decoded.error;
+  // decoded as canonical; set as the block is (every time: the rows are the message's, whatever ran before)
+  const rows = decoded.rows;
+  for (const list of [rows.txs, rows.events, rows.smartContracts, rows.principalTxs]) {
+    for (const row of list) row.canonical = block.canonical;
+  }
+  return rows;
+}
+
 /**
  * Applies `/new_block`. A block higher than the tip becomes canonical ("higher wins"); if its parent is
  * not canonical, the parent's fork is restored first and the blocks it replaces are orphaned. A block at or
@@ -154,19 +198,7 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   }
 
   const block = blockRow(msg, canonical);
-  const placement: Placement = {
-    index_block_hash: block.index_block_hash,
-    block_hash: block.block_hash,
-    block_height: block.block_height,
-    block_time: block.block_time,
-    burn_block_time: block.burn_block_time,
-    burn_block_height: block.burn_block_height,
-    parent_burn_block_time: block.parent_burn_block_time,
-    parent_block_hash: block.parent_block_hash,
-    parent_index_block_hash: block.parent_index_block_hash,
-    canonical,
-  };
-  const rows = buildChainRows(msg.transactions, msg.events, placement, ctx.isMainnet);
+  const rows = blockChainRows(msg, block, ctx);
   // The rows of a block canonical on arrival are numbered in the principal index as they are inserted;
   // rows adopted from the genesis block join them first, so then the numbering runs afterwards.
   const ordinalsOnInsert = canonical && !adoptsGenesis;
