@@ -15,3 +15,21 @@ ALTER TABLE nft_balances SET (fillfactor = 70);
 CREATE INDEX principal_txs_principal_height_idx ON principal_txs (principal, block_height, ordinal);
 DROP INDEX principal_txs_height_idx;
 DROP INDEX principal_txs_height_ordinal_idx;
+
+-- No statistics for the wide payload columns (hex, JSON, Clarity reprs): no statement filters, joins or
+-- groups on them, and computing their statistics (sorting sampled jsonb and long strings) was most of the
+-- cost of every ANALYZE of these tables, autovacuum's included, while the chain grows.
+ALTER TABLE txs
+  ALTER COLUMN payload SET STATISTICS 0,
+  ALTER COLUMN post_conditions SET STATISTICS 0,
+  ALTER COLUMN raw_tx SET STATISTICS 0,
+  ALTER COLUMN raw_result SET STATISTICS 0,
+  ALTER COLUMN result_repr SET STATISTICS 0;
+ALTER TABLE mempool_txs
+  ALTER COLUMN payload SET STATISTICS 0,
+  ALTER COLUMN post_conditions SET STATISTICS 0,
+  ALTER COLUMN raw_tx SET STATISTICS 0;
+ALTER TABLE events
+  ALTER COLUMN value SET STATISTICS 0,
+  ALTER COLUMN value_repr SET STATISTICS 0;
+ALTER TABLE observer_messages ALTER COLUMN payload SET STATISTICS 0;
