@@ -1,6 +1,7 @@
 import type { TransactionSql } from '../store/db.js';
 import {
   canonicalBlocksAbove,
+  distinctTxKeys,
   getBlock,
   insertBlock,
   insertChainRows,
@@ -12,12 +13,18 @@ import {
 import { sendAll } from '../store/write/bulk.js';
 import {
   addBlockContributions,
+  addRowContributions,
   applyBalanceContributions,
   assignOrdinals,
   removeBlockContributions,
 } from '../store/write/contributions.js';
 import { adoptGenesisRows } from '../store/write/genesis.js';
-import { collectMempoolGarbage, pruneMinedTxs, restoreToMempool } from '../store/write/mempool.js';
+import {
+  collectMempoolGarbage,
+  pruneMinedRows,
+  pruneMinedTxs,
+  restoreToMempool,
+} from '../store/write/mempool.js';
 import {
   dropStagedRows,
   insertMicroblocks,
@@ -26,10 +33,10 @@ import {
   orphanMicroblocks,
   unconfirmedMicroblocks,
 } from '../store/write/microblocks.js';
-import type { BlockRow, MicroblockRow, MinerRewardRow } from '../store/write/rows.js';
+import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../store/write/rows.js';
 import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
 import { buildChainRows, type Placement } from './chain-rows.js';
-import type { ApplyContext } from './context.js';
+import type { ApplyContext, DecodedBlock } from './context.js';
 import type { NewBlock } from './payloads.js';
 
 const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
@@ -114,6 +121,50 @@ function confirmedMicroblockRows(msg: NewBlock, receivedAt: number): MicroblockR
   return [...seen.values()];
 }
 
+function placementOf(block: BlockRow): Placement {
+  return {
+    index_block_hash: block.index_block_hash,
+    block_hash: block.block_hash,
+    block_height: block.block_height,
+    block_time: block.block_time,
+    burn_block_time: block.burn_block_time,
+    burn_block_height: block.burn_block_height,
+    parent_burn_block_time: block.parent_burn_block_time,
+    parent_block_hash: block.parent_block_hash,
+    parent_index_block_hash: block.parent_index_block_hash,
+    canonical: block.canonical,
+  };
+}
+
+/**
+ * Decodes a block's rows as if it were canonical, outside any database transaction: a replay does this for
+ * the next message while the database applies the previous one. A decoding error is kept, to be thrown
+ * where `applyNewBlock` decodes (a block already known is not decoded at all, so its error never shows).
+ */
+export function decodeBlock(msg: NewBlock, isMainnet: boolean): DecodedBlock {
+  try {
+    return {
+      payload: msg,
+      rows: buildChainRows(msg.transactions, msg.events, placementOf(blockRow(msg, true)), isMainnet),
+    };
+  } catch (error) {
+    return { payload: msg, error };
+  }
+}
+
+/** The block's rows: decoded ahead (`decodeBlock`) when they were, else now. */
+function blockChainRows(msg: NewBlock, block: BlockRow, ctx: ApplyContext): ChainRows {
+  const decoded = ctx.decoded?.payload === msg ? ctx.decoded : undefined;
+  if (!decoded) return buildChainRows(msg.transactions, msg.events, placementOf(block), ctx.isMainnet);
+  if (!decoded.rows) throw decoded.error;
+  // decoded as canonical; set as the block is (every time: the rows are the message's, whatever ran before)
+  const rows = decoded.rows;
+  for (const list of [rows.txs, rows.events, rows.smartContracts, rows.principalTxs]) {
+    for (const row of list) row.canonical = block.canonical;
+  }
+  return rows;
+}
+
 /**
  * Applies `/new_block`. A block higher than the tip becomes canonical ("higher wins"); if its parent is
  * not canonical, the parent's fork is restored first and the blocks it replaces are orphaned. A block at or
@@ -147,29 +198,20 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   }
 
   const block = blockRow(msg, canonical);
-  const placement: Placement = {
-    index_block_hash: block.index_block_hash,
-    block_hash: block.block_hash,
-    block_height: block.block_height,
-    block_time: block.block_time,
-    burn_block_time: block.burn_block_time,
-    burn_block_height: block.burn_block_height,
-    parent_burn_block_time: block.parent_burn_block_time,
-    parent_block_hash: block.parent_block_hash,
-    parent_index_block_hash: block.parent_index_block_hash,
-    canonical,
-  };
-  const rows = buildChainRows(msg.transactions, msg.events, placement, ctx.isMainnet);
+  const rows = blockChainRows(msg, block, ctx);
   // The rows of a block canonical on arrival are numbered in the principal index as they are inserted;
   // rows adopted from the genesis block join them first, so then the numbering runs afterwards.
   const ordinalsOnInsert = canonical && !adoptsGenesis;
+  // The block is new (not `known` above): so are its rows, unless the payload repeats a tx. Then every row
+  // it adds is in `rows`, and what follows from them is computed from `rows` instead of read back.
+  const fresh = distinctTxKeys(rows.txs);
   const microblockRows = confirmedMicroblockRows(msg, ctx.receivedAt);
   const rewardRows = minerRewardRows(msg, canonical);
   // Statements sent from here on are awaited by `sendAll` before anything else can fail or wait.
   const inserts = [
     insertBlock(sql, block),
     insertMicroblocks(sql, microblockRows),
-    insertChainRows(sql, rows, { ordinals: ordinalsOnInsert }),
+    insertChainRows(sql, rows, { ordinals: ordinalsOnInsert, fresh }),
     insertMinerRewards(sql, rewardRows),
   ];
   if (!canonical) {
@@ -198,16 +240,23 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     ...(accepted.length > 0
       ? [markMicroblocksConfirmed(sql, accepted, msg), dropStagedRows(sql, accepted)]
       : []),
-    applyBalanceContributions(sql, [block.index_block_hash], 1),
-    ...afterContributions(sql, msg, block, ctx),
+    (fresh && addRowContributions(sql, rows, rewardRows)) ||
+      applyBalanceContributions(sql, [block.index_block_hash], 1),
+    ...afterContributions(sql, msg, block, ctx, fresh ? rows : null),
   ]);
   return true;
 }
 
 /** What follows the contributions of a new canonical block: mempool pruning, the tip, mempool upkeep. */
-function afterContributions(sql: TransactionSql, msg: NewBlock, block: BlockRow, ctx: ApplyContext) {
+function afterContributions(
+  sql: TransactionSql,
+  msg: NewBlock,
+  block: BlockRow,
+  ctx: ApplyContext,
+  freshRows: ChainRows | null = null,
+) {
   return [
-    pruneMinedTxs(sql, [block.index_block_hash]),
+    freshRows ? pruneMinedRows(sql, freshRows.txs) : pruneMinedTxs(sql, [block.index_block_hash]),
     setChainTipBlock(sql, block, [
       msg.pox_v1_unlock_height,
       msg.pox_v2_unlock_height,

@@ -1,4 +1,15 @@
 import type { Logger } from 'pino';
+import type { ChainRows } from '../store/write/rows.js';
+
+/**
+ * A block's rows decoded before its database transaction (`Ingestor.prepare`), as if the block were
+ * canonical, or the error decoding raised (thrown where decoding would otherwise have run).
+ */
+export interface DecodedBlock {
+  payload: unknown;
+  rows?: ChainRows;
+  error?: unknown;
+}
 
 /** What every message handler needs besides the payload. */
 export interface ApplyContext {
@@ -6,4 +17,6 @@ export interface ApplyContext {
   receivedAt: number;
   isMainnet: boolean;
   logger: Logger;
+  /** the block's rows, when decoded ahead */
+  decoded?: DecodedBlock;
 }

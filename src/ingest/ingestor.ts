@@ -6,11 +6,11 @@ import type { Store } from '../store/store.js';
 import { sendAll } from '../store/write/bulk.js';
 import { insertBurnBlock, orphanOtherBurnBlocks } from '../store/write/burn-blocks.js';
 import { lockChainTip, raiseBurnTip } from '../store/write/tip.js';
-import { applyNewBlock } from './apply-block.js';
+import { applyNewBlock, decodeBlock } from './apply-block.js';
 import { applyDropMempoolTxs, applyNewMempoolTxs } from './apply-mempool.js';
 import { applyNewMicroblocks } from './apply-microblocks.js';
 import { InvalidMessageError } from './chain-rows.js';
-import type { ApplyContext } from './context.js';
+import type { ApplyContext, DecodedBlock } from './context.js';
 import {
   isObserverPath,
   payloadValidators,
@@ -74,19 +74,28 @@ export interface PreparedMessage {
   payload: unknown;
   contentHash: string;
   receivedAt: Date;
+  /** `/new_block`: its rows, decoded ahead */
+  decoded?: DecodedBlock;
 }
 
-/** Tables ingest grows fast, whose statistics its statements' plans depend on. */
+/**
+ * Tables ingest grows fast, and the columns its statements' plans depend on (keys, joins, filters). The
+ * wide payload columns (hex, JSON, reprs) are left to autovacuum's analyze: computing their statistics
+ * from a sample is most of an ANALYZE's cost, and no plan of ingest filters on them.
+ */
 const GROWING_TABLES = [
-  'txs',
-  'events',
+  'txs (tx_id, index_block_hash, microblock_hash, block_height, canonical, microblock_canonical, ' +
+    'sender_address, nonce, sponsored, sponsor_address, smart_contract_contract_id)',
+  'events (tx_id, index_block_hash, microblock_hash, kind, sender, recipient, locked_address, block_height)',
   'principal_txs',
-  'mempool_txs',
+  'mempool_txs (tx_id, pruned, status, sender_address, nonce, sponsored, sponsor_address, sponsor_nonce, ' +
+    'token_transfer_recipient, smart_contract_contract_id, type_id, fee_rate, receipt_block_height, receipt_time)',
   'principal_stats',
   'stx_balances',
   'ft_balances',
   'nft_balances',
-  'smart_contracts',
+  'smart_contracts (contract_id, tx_id, index_block_hash, microblock_hash, block_height, canonical, ' +
+    'microblock_canonical)',
   'blocks',
 ] as const;
 
@@ -150,7 +159,10 @@ export class Ingestor {
       );
     }
     const contentHash = createHash('sha256').update(path).update('\n').update(body).digest('hex');
-    return { path, body, payload, contentHash, receivedAt };
+    // the CPU-heavy part of a block (decoding its transactions into rows) needs no database either
+    const decoded =
+      path === '/new_block' ? decodeBlock(payload as NewBlock, this.options.isMainnet) : undefined;
+    return { path, body, payload, contentHash, receivedAt, decoded };
   }
 
   /** Applies a prepared message after those already queued. */
@@ -185,6 +197,7 @@ export class Ingestor {
       receivedAt: Math.floor(receivedAt.getTime() / 1000),
       isMainnet: this.options.isMainnet,
       logger: this.options.logger,
+      decoded: message.decoded,
     };
     const started = performance.now();
     const outcome = await this.store.transaction(async (sql) => {

@@ -179,45 +179,64 @@ export function insertMinerRewards(sql: TransactionSql, rows: MinerRewardRow[]):
  * With `ordinals` (rows of a block that is canonical as it arrives) the principal index rows are numbered
  * on insert, after each principal's current count, and the counts raised in the same statement: what
  * `assignOrdinals` does afterwards for blocks that become canonical later (a reorg), without rewriting rows.
+ *
+ * With `fresh` the caller knows no row can exist yet (a block stored for the first time, whose tx keys are
+ * distinct): the rows are inserted without `ON CONFLICT`, which would cost each row a probe of every unique
+ * index before the insert and one more WAL record after it (speculative insertion). Otherwise a row already
+ * stored (e.g. a microblock's staged rows sent again) is left as it is.
  */
 export function insertChainRows(
   sql: TransactionSql,
   rows: ChainRows,
-  options: { ordinals?: boolean } = {},
+  options: { ordinals?: boolean; fresh?: boolean } = {},
 ): Promise<unknown> {
+  const onConflict = options.fresh ? '' : 'ON CONFLICT DO NOTHING';
   return Promise.all([
-    bulkInsert(sql, 'txs', txColumns, rows.txs, 'ON CONFLICT DO NOTHING'),
-    bulkInsert(sql, 'events', eventColumns, rows.events, 'ON CONFLICT DO NOTHING'),
+    bulkInsert(sql, 'txs', txColumns, rows.txs, onConflict),
+    bulkInsert(sql, 'events', eventColumns, rows.events, onConflict),
     bulkInsert(sql, 'smart_contracts', smartContractColumns, rows.smartContracts, 'ON CONFLICT DO NOTHING'),
     options.ordinals
-      ? insertPrincipalTxsWithOrdinals(sql, rows.principalTxs)
-      : bulkInsert(sql, 'principal_txs', principalTxColumns, rows.principalTxs, 'ON CONFLICT DO NOTHING'),
+      ? insertPrincipalTxsWithOrdinals(sql, rows.principalTxs, options.fresh ?? false)
+      : bulkInsert(sql, 'principal_txs', principalTxColumns, rows.principalTxs, onConflict),
   ]);
 }
 
-function insertPrincipalTxsWithOrdinals(sql: TransactionSql, rows: PrincipalTxRow[]): Promise<unknown> {
+/** Whether the txs' keys (tx id, microblock) are distinct, so a new block's rows cannot collide. */
+export function distinctTxKeys(txs: readonly TxRow[]): boolean {
+  const keys = new Set<string>();
+  for (const tx of txs) keys.add(`${tx.tx_id}|${tx.microblock_hash}`);
+  return keys.size === txs.length;
+}
+
+function insertPrincipalTxsWithOrdinals(
+  sql: TransactionSql,
+  rows: PrincipalTxRow[],
+  fresh: boolean,
+): Promise<unknown> {
   if (rows.length === 0) return Promise.resolve();
   // Ranked in chain order (height, microblock sequence, tx index) as `assignOrdinals` does; the join reads
-  // the counts as they were before this statement.
+  // the counts as they were before this statement. Fresh rows are all inserted, so the counts are raised by
+  // the input rows, else by those the insert returns.
   return sql
     .unsafe(
-      `WITH inserted AS (
+      `WITH u AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int4[], $6::int4[], $7::int4[],
+            $8::bool[], $9::bool[])
+          AS u(principal, tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence,
+            tx_index, canonical, microblock_canonical)
+      ), inserted AS (
         INSERT INTO principal_txs (principal, tx_id, index_block_hash, microblock_hash, block_height,
           microblock_sequence, tx_index, canonical, microblock_canonical, ordinal)
         SELECT u.principal, u.tx_id, u.index_block_hash, u.microblock_hash, u.block_height,
           u.microblock_sequence, u.tx_index, u.canonical, u.microblock_canonical,
           coalesce(s.tx_count, 0) + row_number() OVER (
             PARTITION BY u.principal ORDER BY u.block_height, u.microblock_sequence, u.tx_index)
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int4[], $6::int4[], $7::int4[],
-            $8::bool[], $9::bool[])
-          AS u(principal, tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence,
-            tx_index, canonical, microblock_canonical)
-          LEFT JOIN principal_stats s ON s.principal = u.principal
-        ON CONFLICT DO NOTHING
+        FROM u LEFT JOIN principal_stats s ON s.principal = u.principal
+        ${fresh ? '' : 'ON CONFLICT DO NOTHING'}
         RETURNING principal
       )
       INSERT INTO principal_stats AS s (principal, tx_count)
-      SELECT principal, count(*) FROM inserted GROUP BY principal
+      SELECT principal, count(*) FROM ${fresh ? 'u' : 'inserted'} GROUP BY principal
       ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count`,
       columnArrays(sql, principalTxColumns, rows),
       PREPARED,

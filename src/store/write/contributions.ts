@@ -1,5 +1,6 @@
 import type { TransactionSql } from '../db.js';
-import { EventKind } from './rows.js';
+import { columnArrays, PREPARED, type ColumnSpec } from './bulk.js';
+import { EventKind, type ChainRows, type MinerRewardRow } from './rows.js';
 
 // What a set of anchored blocks adds to the running per-principal state: STX, FT and NFT totals and the
 // principal transaction ordinals. Applied with +1 when blocks become canonical and -1 when a reorg orphans
@@ -69,6 +70,163 @@ export function applyBalanceContributions(
       sent_count = b.sent_count + excluded.sent_count,
       received_count = b.received_count + excluded.received_count`.execute();
   return Promise.all([stx, ft, nft]);
+}
+
+interface StxContribution {
+  principal: string;
+  sent: bigint;
+  received: bigint;
+  fees: bigint;
+  rewards: bigint;
+}
+
+interface AssetContribution {
+  principal: string;
+  asset_identifier: string;
+  sent: bigint;
+  received: bigint;
+}
+
+const stxColumns: ColumnSpec<StxContribution> = [
+  ['principal', 'text'],
+  ['sent', 'numeric'],
+  ['received', 'numeric'],
+  ['fees', 'numeric'],
+  ['rewards', 'numeric'],
+];
+const ftColumns: ColumnSpec<AssetContribution> = [
+  ['principal', 'text'],
+  ['asset_identifier', 'text'],
+  ['sent', 'numeric'],
+  ['received', 'numeric'],
+];
+const nftColumns: ColumnSpec<AssetContribution> = [
+  ['principal', 'text'],
+  ['asset_identifier', 'text'],
+  ['sent', 'int8'],
+  ['received', 'int8'],
+];
+
+const INTEGER = /^[0-9]+$/;
+
+/**
+ * What `applyBalanceContributions(sql, [block], 1)` adds, summed here from the rows of a block being
+ * inserted in the same transaction (all of them: see `insertChainRows`'s `fresh`) instead of read back from
+ * `events`, `txs` and `miner_rewards`: one upsert per table from arrays. Returns null when a value is not
+ * what those statements expect (a missing principal or amount, a non-integer amount): the caller then runs
+ * them, so such a block behaves exactly as before.
+ */
+export function addRowContributions(
+  sql: TransactionSql,
+  rows: ChainRows,
+  rewards: readonly MinerRewardRow[],
+): Promise<unknown> | null {
+  const stx = new Map<string, StxContribution>();
+  const ft = new Map<string, AssetContribution>();
+  const nft = new Map<string, AssetContribution>();
+  const stxOf = (principal: string) => {
+    let c = stx.get(principal);
+    if (!c) stx.set(principal, (c = { principal, sent: 0n, received: 0n, fees: 0n, rewards: 0n }));
+    return c;
+  };
+  const assetOf = (map: Map<string, AssetContribution>, principal: string, asset: string) => {
+    const key = `${principal}\n${asset}`;
+    let c = map.get(key);
+    if (!c) map.set(key, (c = { principal, asset_identifier: asset, sent: 0n, received: 0n }));
+    return c;
+  };
+  const amount = (value: string | null) => (value !== null && INTEGER.test(value) ? BigInt(value) : null);
+
+  for (const e of rows.events) {
+    if (e.kind === EventKind.stxAsset) {
+      if (e.sender === null && e.recipient === null) continue;
+      const value = amount(e.amount);
+      if (value === null) return null;
+      if (e.sender !== null) stxOf(e.sender).sent += value;
+      if (e.recipient !== null) stxOf(e.recipient).received += value;
+    } else if (e.kind === EventKind.ftAsset || e.kind === EventKind.nftAsset) {
+      if (e.sender === null && e.recipient === null) continue;
+      if (e.asset_identifier === null) return null;
+      const isFt = e.kind === EventKind.ftAsset;
+      const value = isFt ? amount(e.amount) : 1n;
+      if (value === null) return null;
+      const map = isFt ? ft : nft;
+      if (e.sender !== null) assetOf(map, e.sender, e.asset_identifier).sent += value;
+      if (e.recipient !== null) assetOf(map, e.recipient, e.asset_identifier).received += value;
+    }
+  }
+  for (const t of rows.txs) {
+    const payer = t.sponsored ? t.sponsor_address : t.sender_address;
+    const fee = amount(t.fee_rate);
+    if (payer === null || fee === null) return null;
+    stxOf(payer).fees += fee;
+  }
+  for (const r of rewards) {
+    const parts = [
+      r.coinbase_amount,
+      r.tx_fees_anchored,
+      r.tx_fees_streamed_confirmed,
+      r.tx_fees_streamed_produced,
+    ];
+    let total = 0n;
+    for (const part of parts) {
+      const value = amount(part);
+      if (value === null) return null;
+      total += value;
+    }
+    stxOf(r.recipient).rewards += total;
+  }
+
+  const statements: Promise<unknown>[] = [];
+  if (stx.size > 0) {
+    statements.push(
+      sql
+        .unsafe(
+          `INSERT INTO stx_balances AS b (principal, total_sent, total_received, total_fees_sent,
+             total_miner_rewards_received)
+           SELECT * FROM unnest($1::text[], $2::numeric[], $3::numeric[], $4::numeric[], $5::numeric[])
+           ON CONFLICT (principal) DO UPDATE SET
+             total_sent = b.total_sent + excluded.total_sent,
+             total_received = b.total_received + excluded.total_received,
+             total_fees_sent = b.total_fees_sent + excluded.total_fees_sent,
+             total_miner_rewards_received = b.total_miner_rewards_received + excluded.total_miner_rewards_received`,
+          columnArrays(sql, stxColumns, [...stx.values()]),
+          PREPARED,
+        )
+        .execute(),
+    );
+  }
+  if (ft.size > 0) {
+    statements.push(
+      sql
+        .unsafe(
+          `INSERT INTO ft_balances AS b (principal, asset_identifier, total_sent, total_received)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::numeric[], $4::numeric[])
+           ON CONFLICT (principal, asset_identifier) DO UPDATE SET
+             total_sent = b.total_sent + excluded.total_sent,
+             total_received = b.total_received + excluded.total_received`,
+          columnArrays(sql, ftColumns, [...ft.values()]),
+          PREPARED,
+        )
+        .execute(),
+    );
+  }
+  if (nft.size > 0) {
+    statements.push(
+      sql
+        .unsafe(
+          `INSERT INTO nft_balances AS b (principal, asset_identifier, sent_count, received_count)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[])
+           ON CONFLICT (principal, asset_identifier) DO UPDATE SET
+             sent_count = b.sent_count + excluded.sent_count,
+             received_count = b.received_count + excluded.received_count`,
+          columnArrays(sql, nftColumns, [...nft.values()]),
+          PREPARED,
+        )
+        .execute(),
+    );
+  }
+  return Promise.all(statements);
 }
 
 /**
