@@ -22,7 +22,13 @@ import {
 } from '../store/write/microblocks.js';
 import type { BlockRow, MicroblockRow, MinerRewardRow } from '../store/write/rows.js';
 import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
-import { buildChainRows, type Placement } from './chain-rows.js';
+import {
+  MessageConflictError,
+  buildChainRows,
+  logSkippedEvents,
+  type Placement,
+  type SkippedEvents,
+} from './chain-rows.js';
 import type { ApplyContext } from './context.js';
 import type { NewBlock } from './payloads.js';
 
@@ -112,21 +118,25 @@ function confirmedMicroblockRows(msg: NewBlock, receivedAt: number): MicroblockR
  * Applies `/new_block`. A block higher than the tip becomes canonical ("higher wins"); if its parent is
  * not canonical, the parent's fork is restored first and the blocks it replaces are orphaned. A block at or
  * below the tip is stored as a non-canonical sibling. Returns false when the block was already known.
+ *
+ * The first block indexed may build on anything (the chain may be joined mid-way); after that, a block
+ * whose parent was never received means messages are missing: it is refused (409, the node keeps re-sending
+ * it) rather than indexed over a gap that would leave balances silently wrong.
  */
 export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: ApplyContext): Promise<boolean> {
   if (await getBlock(sql, msg.index_block_hash)) return false;
   const tip = await lockChainTip(sql);
   const parent = await getBlock(sql, msg.parent_index_block_hash);
+  if (!parent && tip.block_height > 0) {
+    throw new MessageConflictError(
+      `block ${msg.block_height} (${msg.index_block_hash}): its parent ${msg.parent_index_block_hash} is not ` +
+        `indexed (tip at height ${tip.block_height}); the messages before it are missing`,
+    );
+  }
   const canonical = msg.block_height > tip.block_height;
   const adoptsGenesis = canonical && parent !== undefined && !parent.canonical && parent.block_height === 0;
   if (canonical && parent && !parent.canonical && !adoptsGenesis) {
     await restoreFork(sql, parent, tip, ctx);
-  }
-  if (canonical && !parent && tip.block_height > 0) {
-    ctx.logger.warn(
-      { block_height: msg.block_height, parent_index_block_hash: msg.parent_index_block_hash },
-      'block parent is unknown: messages were missed; indexing the block on its own',
-    );
   }
 
   const block = blockRow(msg, canonical);
@@ -143,7 +153,9 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     parent_index_block_hash: block.parent_index_block_hash,
     canonical,
   };
-  const rows = buildChainRows(msg.transactions, msg.events, placement, ctx.isMainnet);
+  const skipped: SkippedEvents = new Map();
+  const rows = buildChainRows(msg.transactions, msg.events, placement, ctx.isMainnet, skipped);
+  logSkippedEvents(skipped, ctx.logger, { block_height: msg.block_height });
   await insertMicroblocks(sql, confirmedMicroblockRows(msg, ctx.receivedAt));
   await insertChainRows(sql, rows);
   await insertMinerRewards(sql, minerRewardRows(msg, canonical));

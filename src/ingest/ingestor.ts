@@ -28,8 +28,13 @@ export class UnknownPathError extends InvalidMessageError {}
 export type ApplyOutcome =
   /** applied (it may still have changed nothing, e.g. microblocks off the tip; it is logged) */
   | 'applied'
-  /** an identical message was applied before: nothing done */
-  | 'duplicate';
+  /** an identical message was applied before (or skipped before and still does not fit): nothing done */
+  | 'duplicate'
+  /**
+   * the message did not fit the index and changed nothing (microblocks not built on the chain tip): kept in
+   * the raw log, answered 200 as stacks-node expects, and applied if the same message comes again later
+   */
+  | 'skipped';
 
 export interface IngestorOptions {
   isMainnet: boolean;
@@ -38,11 +43,13 @@ export interface IngestorOptions {
   beforeCommit?: (path: ObserverPath) => Promise<void> | void;
 }
 
+/** A handler returns `'skipped'` when the message changed nothing because it does not fit the index. */
 type Handler = (sql: TransactionSql, payload: never, ctx: ApplyContext) => Promise<unknown>;
 
 const handlers: Record<ObserverPath, Handler> = {
   '/new_block': (sql, msg: NewBlock, ctx) => applyNewBlock(sql, msg, ctx),
-  '/new_microblocks': (sql, msg: NewMicroblocks, ctx) => applyNewMicroblocks(sql, msg, ctx),
+  '/new_microblocks': async (sql, msg: NewMicroblocks, ctx) =>
+    (await applyNewMicroblocks(sql, msg, ctx)) ? 'applied' : 'skipped',
   '/new_mempool_tx': (sql, msg: NewMempoolTx, ctx) => applyNewMempoolTxs(sql, msg, ctx),
   '/drop_mempool_tx': (sql, msg: DropMempoolTx, ctx) => applyDropMempoolTxs(sql, msg, ctx),
   '/new_burn_block': async (sql, msg: NewBurnBlock) => {
@@ -110,16 +117,7 @@ export class Ingestor {
       logger: this.options.logger,
     };
     const started = performance.now();
-    const outcome = await this.store.transaction(async (sql) => {
-      const [seen] = await sql`SELECT 1 FROM observer_messages WHERE content_hash = ${contentHash}`;
-      if (seen) return 'duplicate' as const;
-      await handlers[path](sql, payload as never, ctx);
-      await sql`
-        INSERT INTO observer_messages (received_at, path, payload, content_hash)
-        VALUES (${receivedAt}, ${path}, ${body}, ${contentHash})`;
-      await this.options.beforeCommit?.(path);
-      return 'applied' as const;
-    });
+    const outcome = await this.applyInTransaction(path, body, payload, contentHash, receivedAt, ctx);
     this.lastMessageAt = Date.now();
     this.options.logger.debug(
       { path, outcome, ms: Math.round(performance.now() - started), bytes: body.length },
@@ -127,4 +125,53 @@ export class Ingestor {
     );
     return outcome;
   }
+
+  private async applyInTransaction(
+    path: ObserverPath,
+    body: string,
+    payload: unknown,
+    contentHash: string,
+    receivedAt: Date,
+    ctx: ApplyContext,
+  ): Promise<ApplyOutcome> {
+    try {
+      return await this.store.transaction(async (sql) => {
+        const [seen] = await sql`
+          SELECT 1 FROM observer_messages WHERE content_hash = ${contentHash} AND NOT skipped`;
+        if (seen) return 'duplicate' as const;
+        const skipped = (await handlers[path](sql, payload as never, ctx)) === 'skipped';
+        if (skipped) {
+          // Received before and still not fitting: it changed nothing again, and is not logged twice.
+          const [before] = await sql`
+            SELECT 1 FROM observer_messages WHERE content_hash = ${contentHash} AND skipped LIMIT 1`;
+          if (before) return 'duplicate' as const;
+        }
+        await sql`
+          INSERT INTO observer_messages (received_at, path, payload, content_hash, skipped)
+          VALUES (${receivedAt}, ${path}, ${body}, ${contentHash}, ${skipped})`;
+        await this.options.beforeCommit?.(path);
+        return skipped ? ('skipped' as const) : ('applied' as const);
+      });
+    } catch (err) {
+      throw asInvalidMessage(err, path) ?? err;
+    }
+  }
+}
+
+/**
+ * A failure caused by the message's content rather than by the database being unavailable: a value
+ * PostgreSQL refuses (SQLSTATE class 22, data exception, e.g. a number out of a column's range) or nesting
+ * too deep to serialize. The payload validators are meant to catch these first; this is the safety net that
+ * keeps such a message a 400 instead of a 500.
+ */
+function asInvalidMessage(err: unknown, path: string): InvalidMessageError | undefined {
+  if (err instanceof InvalidMessageError) return undefined;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('22')) {
+    return new InvalidMessageError(`${path}: a value cannot be stored: ${(err as Error).message}`);
+  }
+  if (err instanceof RangeError && /call stack/i.test(err.message)) {
+    return new InvalidMessageError(`${path}: the payload nests too deeply`);
+  }
+  return undefined;
 }
