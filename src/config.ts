@@ -91,6 +91,16 @@ const settings = {
     default: '',
     doc: 'Stacks 1.0 token-offering vesting schedule (rows address,value,blocks) shown as token_offering_locked in balances; loaded at start-up and by migrate when its content changed; empty: keep what is loaded',
   },
+  TEST_PAUSE_BEFORE_COMMIT_MS: {
+    schema: Type.Integer({ minimum: 0, maximum: 600000 }),
+    default: 0,
+    doc: 'testing only (crash-safety tests): every event-observer message waits this long inside its database transaction, after its rows are written and before COMMIT; 0 = off',
+  },
+  TEST_PAUSE_AFTER_COMMIT_MS: {
+    schema: Type.Integer({ minimum: 0, maximum: 600000 }),
+    default: 0,
+    doc: 'testing only (crash-safety tests): every event-observer message waits this long after its COMMIT, before the 200 is sent; 0 = off',
+  },
   LOG_LEVEL: {
     schema: Type.Union([
       Type.Literal('fatal'),

@@ -39,5 +39,19 @@ export async function openStore(config: Config, logger: Logger, options: { readO
 }
 
 export function createIngestor(store: Store, config: Config, logger: Logger): Ingestor {
-  return new Ingestor(store, { isMainnet: isMainnet(config), logger });
+  return new Ingestor(store, {
+    isMainnet: isMainnet(config),
+    logger,
+    // Test hooks, off unless set: a crash-safety test kills the process while a message waits there.
+    beforeCommit: testPause(config.TEST_PAUSE_BEFORE_COMMIT_MS, logger, 'TEST_PAUSE_BEFORE_COMMIT_MS'),
+    afterCommit: testPause(config.TEST_PAUSE_AFTER_COMMIT_MS, logger, 'TEST_PAUSE_AFTER_COMMIT_MS'),
+  });
+}
+
+function testPause(ms: number, logger: Logger, name: string) {
+  if (ms <= 0) return undefined;
+  return async (path: string) => {
+    logger.warn({ path, ms }, `${name}: pausing`);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  };
 }

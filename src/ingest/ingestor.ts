@@ -41,6 +41,8 @@ export interface IngestorOptions {
   logger: Logger;
   /** Test hook: called inside the message's transaction after the handler ran, before commit. */
   beforeCommit?: (path: ObserverPath) => Promise<void> | void;
+  /** Test hook: called once the message is committed, before `apply` resolves (and the 200 is sent). */
+  afterCommit?: (path: ObserverPath) => Promise<void> | void;
 }
 
 /** A handler returns `'skipped'` when the message changed nothing because it does not fit the index. */
@@ -118,6 +120,7 @@ export class Ingestor {
     };
     const started = performance.now();
     const outcome = await this.applyInTransaction(path, body, payload, contentHash, receivedAt, ctx);
+    if (outcome !== 'duplicate') await this.options.afterCommit?.(path);
     this.lastMessageAt = Date.now();
     this.options.logger.debug(
       { path, outcome, ms: Math.round(performance.now() - started), bytes: body.length },

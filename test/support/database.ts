@@ -25,6 +25,11 @@ export const silentLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent'
 
 export async function openTestDatabase(engine: Engine): Promise<Database> {
   if (engine === 'pglite') return openDatabase({ url: '', pgliteDir: 'memory://', poolMax: 1 });
+  return openDatabase({ url: await createTestDatabaseUrl(), pgliteDir: '', poolMax: 2 });
+}
+
+/** A new, empty (not migrated) PostgreSQL database in the test cluster, for a process the test starts. */
+export async function createTestDatabaseUrl(): Promise<string> {
   const adminUrl = await postgresAdminUrl();
   const { default: postgres } = await import('postgres');
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -36,7 +41,7 @@ export async function openTestDatabase(engine: Engine): Promise<Database> {
   }
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  return openDatabase({ url: url.toString(), pgliteDir: '', poolMax: 2 });
+  return url.toString();
 }
 
 /** A migrated, empty store on the given engine. */

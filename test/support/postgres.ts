@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 /** A throwaway PostgreSQL cluster on loopback, for tests and benchmarks. */
 export interface TestPostgres {
@@ -11,7 +12,15 @@ export interface TestPostgres {
   port: number;
   dataDir: string;
   createDatabase(name: string): Promise<string>;
+  /** Stops the cluster for good and removes its data directory. */
   stop(): Promise<void>;
+  /**
+   * Stops the server but keeps its data (a database outage): `fast` disconnects clients and shuts down
+   * cleanly, `immediate` kills it (crash recovery on the next start). `start()` brings it back.
+   */
+  halt(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts a halted server again, on the same port and data directory. */
+  start(): Promise<void>;
 }
 
 export function findPostgresBin(name: string): string {
@@ -53,7 +62,13 @@ function asPostgresUser(cmd: string, args: string[]): [string, string[]] {
   return isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
 }
 
-export async function startPostgres(options: { fsync?: boolean } = {}): Promise<TestPostgres> {
+export async function startPostgres(
+  options: {
+    fsync?: boolean;
+    /** default off (fast tests); on when a test stops the server with `immediate` and needs what it acknowledged */
+    synchronousCommit?: boolean;
+  } = {},
+): Promise<TestPostgres> {
   const dataDir = mkdtempSync(join(tmpdir(), 'stacks-api-pg-'));
   chmodSync(dataDir, 0o777);
   if (isRoot) execFileSync('chown', ['postgres', dataDir]);
@@ -72,7 +87,7 @@ export async function startPostgres(options: { fsync?: boolean } = {}): Promise<
     'listen_addresses=127.0.0.1',
     `unix_socket_directories=${dataDir}`,
     `fsync=${options.fsync ? 'on' : 'off'}`,
-    'synchronous_commit=off',
+    `synchronous_commit=${options.synchronousCommit ? 'on' : 'off'}`,
     'full_page_writes=off',
     'max_connections=200',
     'shared_buffers=256MB',
@@ -84,7 +99,24 @@ export async function startPostgres(options: { fsync?: boolean } = {}): Promise<
     execFileSync(cmd, argv, { stdio: 'pipe' });
   };
   const options_ = ['-p', String(port), ...settings.flatMap((s) => ['-c', s])].join(' ');
-  run(['-D', pgData, '-l', join(dataDir, 'server.log'), '-o', options_, '-w', '-t', '60', 'start']);
+  const startArgs = [
+    '-D',
+    pgData,
+    '-l',
+    join(dataDir, 'server.log'),
+    '-o',
+    options_,
+    '-w',
+    '-t',
+    '60',
+    'start',
+  ];
+  run(startArgs);
+  // halt/start do not block the event loop: the process keeps serving (and measuring) meanwhile.
+  const runAsync = async (args: string[]) => {
+    const [cmd, argv] = asPostgresUser(pgCtl, args);
+    await promisify(execFile)(cmd, argv);
+  };
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
 
   const { default: postgres } = await import('postgres');
@@ -107,6 +139,12 @@ export async function startPostgres(options: { fsync?: boolean } = {}): Promise<
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
       }
+    },
+    async halt(mode = 'fast') {
+      await runAsync(['-D', pgData, '-m', mode, '-w', '-t', '60', 'stop']);
+    },
+    async start() {
+      await runAsync(startArgs);
     },
   };
 }
