@@ -339,7 +339,9 @@ for (const engine of engines) {
         }
         assert.deepEqual(failures, [], `${failures.length} of ${cases.length} hostile messages mishandled`);
         assert.ok(cases.length >= 90, `${cases.length} cases`);
-        console.log(`observer hostile (${engine}): ${cases.length} messages, each a 4xx, none wrote anything`);
+        console.log(
+          `observer hostile (${engine}): ${cases.length} messages, each a 4xx, none wrote anything`,
+        );
         // Rejections are logged as warnings naming the path; nothing was logged as a server error.
         assert.ok(lines.some((l) => l.msg === 'rejected observer message'));
         assert.equal(
