@@ -5,7 +5,7 @@
 //                           [--file chain.tsv] [--engine postgres|pglite] [--fsync]
 //
 // The chain is generated once per size into bench/out/ and reused. Results go to bench/out/ingest-<engine>.json.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -29,6 +29,41 @@ export interface IngestResult {
   txsPerSecond: number;
   blocksPerSecond: number;
   generation?: Pick<GenerateReport, 'signedTxs' | 'seconds' | 'signedTxsPerSecond'>;
+  /** CPU time spent while replaying, by this process (the indexer) and by the PostgreSQL server (all its processes) */
+  cpuSeconds: { indexer: number; postgres?: number };
+}
+
+/** CPU seconds used so far by a process and its children, live and exited (Linux /proc). */
+export function processTreeCpuSeconds(pid: number): number {
+  const ticks = 100; // USER_HZ
+  const stat = (p: number | string) => {
+    try {
+      const text = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      // fields[1] = ppid; [11..14] = utime stime cutime cstime
+      return {
+        ppid: Number(fields[1]),
+        own: Number(fields[11]) + Number(fields[12]),
+        children: Number(fields[13]) + Number(fields[14]),
+      };
+    } catch {
+      return undefined;
+    }
+  };
+  const root = stat(pid);
+  if (!root) return 0;
+  let total = root.own + root.children;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = stat(entry);
+    if (s && s.ppid === pid) total += s.own;
+  }
+  return total / ticks;
+}
+
+/** The postmaster's pid, from its data directory. */
+export function postmasterPid(cluster: TestPostgres): number {
+  return Number(readFileSync(join(cluster.dataDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
 }
 
 /** Generates (or reuses) the chain file for these sizes. */
@@ -51,26 +86,71 @@ export async function benchChain(options: {
   return { file, report };
 }
 
+/** PostgreSQL settings for profiling ingest: statement statistics, plans of slow statements. */
+export function profilingSettings(options: { pgStats?: boolean; explainMs?: number }): string[] {
+  return [
+    ...(options.pgStats
+      ? ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=all']
+      : []),
+    ...(options.explainMs !== undefined
+      ? [
+          'session_preload_libraries=auto_explain',
+          `auto_explain.log_min_duration=${options.explainMs}`,
+          'auto_explain.log_analyze=on',
+          'auto_explain.log_buffers=on',
+        ]
+      : []),
+  ];
+}
+
 /** Replays `file` into a new database on `engine` and measures it. */
 export async function benchIngest(
   file: string,
   engine: Engine,
-  options: { fsync?: boolean } = {},
+  options: { fsync?: boolean; pgStats?: boolean; explainMs?: number } = {},
 ): Promise<IngestResult> {
-  let cluster: TestPostgres | undefined;
-  let url = '';
-  if (engine === 'postgres') {
-    cluster = await startPostgres({ fsync: options.fsync });
-    url = await cluster.createDatabase('bench');
+  if (engine === 'pglite') return ingestInto('', file, { engine });
+  const cluster = await startPostgres({ fsync: options.fsync, settings: profilingSettings(options) });
+  try {
+    const url = await cluster.createDatabase('bench');
+    return await ingestInto(url, file, { ...options, engine, pgPid: postmasterPid(cluster) });
+  } finally {
+    if (options.explainMs !== undefined) {
+      copyFileSync(
+        join(cluster.dataDir, 'server.log'),
+        join(import.meta.dirname, 'out', 'ingest-server.log'),
+      );
+    }
+    await cluster.stop();
   }
+}
+
+/**
+ * Replays `file` into the (empty) database at `url` (PGlite in memory when empty) through the ingestor,
+ * measuring time and CPU (this process, and PostgreSQL's processes when `pgPid` is given).
+ */
+export async function ingestInto(
+  url: string,
+  file: string,
+  options: { engine: Engine; pgPid?: number; pgStats?: boolean; label?: string },
+): Promise<IngestResult> {
+  const { engine, pgPid } = options;
   const db = await openDatabase({ url, pgliteDir: 'memory://', poolMax: 1 });
   const store = new Store(db);
   try {
     await migrate(db.sql);
     const ingestor = new Ingestor(store, { isMainnet: true, logger: pino({ level: 'warn' }) });
-    const bar = progressBar(`ingest (${engine})`);
+    const bar = progressBar(options.label ?? `ingest (${engine})`);
+    const pgCpu0 = pgPid ? processTreeCpuSeconds(pgPid) : 0;
+    const cpu0 = process.cpuUsage();
     const stats = await replayFile(ingestor, file, { onProgress: bar.update });
+    const cpu = process.cpuUsage(cpu0);
+    const cpuSeconds = {
+      indexer: Math.round((cpu.user + cpu.system) / 1e4) / 100,
+      postgres: pgPid ? Math.round((processTreeCpuSeconds(pgPid) - pgCpu0) * 100) / 100 : undefined,
+    };
     bar.done();
+    if (options.pgStats) await printStatementStats(store);
     const [row] = await store.sql<{ n: number }[]>`
       SELECT count(DISTINCT tx_id)::int AS n FROM txs
       WHERE canonical AND microblock_canonical AND index_block_hash <> ''`;
@@ -83,10 +163,24 @@ export async function benchIngest(
       seconds: stats.seconds,
       txsPerSecond: Math.round(row.n / stats.seconds),
       blocksPerSecond: Math.round((stats.blocks / stats.seconds) * 10) / 10,
+      cpuSeconds,
     };
   } finally {
     await store.close();
-    await cluster?.stop();
+  }
+}
+
+/** The statements that took the most server time (pg_stat_statements), to stderr. */
+async function printStatementStats(store: Store): Promise<void> {
+  await store.sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
+  const rows = await store.sql<{ ms: number; calls: number; mean: number; rows: number; query: string }[]>`
+    SELECT round(total_exec_time)::int AS ms, calls::int, round(mean_exec_time::numeric, 3)::float AS mean,
+      rows::int, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 160) AS query
+    FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`;
+  for (const r of rows) {
+    process.stderr.write(
+      `${String(r.ms).padStart(8)} ms ${String(r.calls).padStart(7)} calls ${String(r.mean).padStart(9)} ms/call  ${r.query}\n`,
+    );
   }
 }
 
@@ -100,6 +194,9 @@ async function main() {
       file: { type: 'string' },
       engine: { type: 'string', default: 'postgres' },
       fsync: { type: 'boolean', default: false },
+      'pg-stats': { type: 'boolean', default: false },
+      /** log plans of statements slower than this many ms to bench/out/ingest-server.log (auto_explain) */
+      explain: { type: 'string' },
     },
   });
   const outDir = join(import.meta.dirname, 'out');
@@ -114,7 +211,11 @@ async function main() {
         seed: values.seed,
         dir: outDir,
       });
-  const result: IngestResult = await benchIngest(chain.file, engine, { fsync: values.fsync });
+  const result: IngestResult = await benchIngest(chain.file, engine, {
+    fsync: values.fsync,
+    pgStats: values['pg-stats'],
+    explainMs: values.explain === undefined ? undefined : Number(values.explain),
+  });
   if ('report' in chain && chain.report) {
     const { signedTxs, seconds, signedTxsPerSecond } = chain.report;
     result.generation = { signedTxs, seconds, signedTxsPerSecond };
@@ -128,7 +229,8 @@ async function main() {
   );
   process.stdout.write(
     `${engine}: ${result.canonicalTxs} txs in ${result.blocks} blocks, ${result.seconds.toFixed(1)} s: ` +
-      `${result.txsPerSecond} txs/s, ${result.blocksPerSecond} blocks/s\n`,
+      `${result.txsPerSecond} txs/s, ${result.blocksPerSecond} blocks/s; CPU: indexer ${result.cpuSeconds.indexer} s, ` +
+      `postgres ${result.cpuSeconds.postgres ?? '-'} s\n`,
   );
 }
 

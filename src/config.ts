@@ -11,6 +11,11 @@ const settings = {
     default: '',
     doc: 'postgres://… URL of the PostgreSQL primary; when empty the embedded PGlite in PGLITE_DIR is used',
   },
+  DATABASE_REPLICA_URLS: {
+    schema: Type.String({ pattern: '^(postgres(ql)?://[^,\\s]+)?(\\s*,\\s*postgres(ql)?://[^,\\s]+)*$' }),
+    default: '',
+    doc: 'comma-separated postgres://… URLs of streaming replicas; when set the read API reads from one of them (docs/deploy.md)',
+  },
   PGLITE_DIR: {
     schema: Type.String({ minLength: 1 }),
     default: './data/pglite',
@@ -101,6 +106,21 @@ const settings = {
     default: 0,
     doc: 'testing only (crash-safety tests): every event-observer message waits this long after its COMMIT, before the 200 is sent; 0 = off',
   },
+  METRICS_ENABLED: {
+    schema: Type.Boolean(),
+    default: true,
+    doc: 'serve Prometheus metrics on METRICS_HOST:METRICS_PORT (GET /metrics)',
+  },
+  METRICS_HOST: {
+    schema: Type.String({ minLength: 1 }),
+    default: '127.0.0.1',
+    doc: 'Prometheus metrics bind address (loopback: scraped by a local agent, never public)',
+  },
+  METRICS_PORT: {
+    schema: Type.Integer({ minimum: 0, maximum: 65535 }),
+    default: 9153,
+    doc: 'Prometheus metrics port (two processes on one host need two ports)',
+  },
   LOG_LEVEL: {
     schema: Type.Union([
       Type.Literal('fatal'),
@@ -152,4 +172,11 @@ export function chainIdNumber(config: Pick<Config, 'CHAIN_ID'>): number {
 
 export function isMainnet(config: Pick<Config, 'CHAIN_ID'>): boolean {
   return chainIdNumber(config) === 1;
+}
+
+/** DATABASE_REPLICA_URLS as a list (empty when no replica is configured). */
+export function replicaUrls(config: Pick<Config, 'DATABASE_REPLICA_URLS'>): string[] {
+  return config.DATABASE_REPLICA_URLS.split(',')
+    .map((url) => url.trim())
+    .filter((url) => url.length > 0);
 }

@@ -1,7 +1,11 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+import type { RequestMetrics } from '../metrics.js';
+import { listMigrations } from '../store/migrate.js';
+import { listenForChainState } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
+import { packageVersion } from '../version.js';
 import {
   registerAccessControl,
   trustProxySetting,
@@ -9,8 +13,11 @@ import {
 } from './plugins/access-control.js';
 import { conventionalHeaders, registerConventions } from './plugins/conventions.js';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
+import { registerOpenApi } from './plugins/openapi.js';
+import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerStrictNumbers } from './plugins/strict-numbers.js';
 import { registerRoutes } from './routes/index.js';
+import { statusRoutes } from './routes/status.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -19,6 +26,13 @@ export interface ApiServerOptions {
   apiVersion: string;
   /** API keys, rate limits and trusted proxies (see plugins/access-control.ts); none when absent. */
   accessControl?: AccessControlOptions;
+  /**
+   * The primary, when `store` is a replica: readiness reports how far behind the replica is, and API-key
+   * bookkeeping (last used) is written there. Reads never go to it.
+   */
+  primaryStore?: Store;
+  /** Request counts and latencies per route (see src/metrics.ts); none when absent. */
+  requestMetrics?: RequestMetrics;
 }
 
 const MAX_PARAM_LENGTH = 1000;
@@ -36,8 +50,34 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   }).withTypeProvider<TypeBoxTypeProvider>();
   registerErrorHandling(app);
   await registerConventions(app, options.apiVersion);
-  if (options.accessControl) await registerAccessControl(app, options.store, options.accessControl);
+  if (options.requestMetrics) registerRequestMetrics(app, options.requestMetrics);
+  // Before any route: the OpenAPI document collects routes as they are added.
+  await registerOpenApi(app, { version: packageVersion() });
+  if (options.accessControl) {
+    await registerAccessControl(app, options.store, {
+      ...options.accessControl,
+      writeStore: options.accessControl.writeStore ?? options.primaryStore,
+    });
+  }
   registerStrictNumbers(app);
   await registerRoutes(app, { store: options.store });
+  await app.register(statusRoutes, {
+    store: options.store,
+    primary: options.primaryStore,
+    apiVersion: options.apiVersion,
+    migrations: await listMigrations(),
+  });
+  // Ingest in another process announces chain changes: the cached chain state (ETags, tip) is dropped then.
+  // (A streaming replica does not replay NOTIFY: there the cached state expires by age.)
+  // Not awaited: the API starts (and answers 503) while the database is unreachable.
+  const listening = listenForChainState(options.store).catch((err: unknown) => {
+    app.log.warn({ err }, 'not listening for chain state changes: the cached state expires by age only');
+    return undefined;
+  });
+  app.addHook('onClose', async () => {
+    await (
+      await listening
+    )?.();
+  });
   return app;
 }

@@ -128,7 +128,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   const host = config.API_HOST === '0.0.0.0' || config.API_HOST === '::' ? 'localhost' : config.API_HOST;
   const address = api.server.address();
   const port = typeof address === 'object' && address ? address.port : config.API_PORT;
-  const urls = await urlsToTry(api, service.store);
+  const urls = await urlsToTry(api, service.store!);
   const width = Math.max(...urls.map((u) => u.what.length));
   process.stdout.write(
     `\nStacks read API on http://${host}:${port} — try:\n` +

@@ -1,6 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { isMainnet, type Config } from '../config.js';
-import { Ingestor } from '../ingest/ingestor.js';
+import { Ingestor, type IngestorOptions } from '../ingest/ingestor.js';
 import { loadVestingFile } from '../ingest/vesting.js';
 import { openDatabase } from '../store/db.js';
 import { migrate, pendingMigrations } from '../store/migrate.js';
@@ -38,10 +38,16 @@ export async function openStore(config: Config, logger: Logger, options: { readO
   return new Store(db);
 }
 
-export function createIngestor(store: Store, config: Config, logger: Logger): Ingestor {
+export function createIngestor(
+  store: Store,
+  config: Config,
+  logger: Logger,
+  onMessage?: IngestorOptions['onMessage'],
+): Ingestor {
   return new Ingestor(store, {
     isMainnet: isMainnet(config),
     logger,
+    onMessage,
     // Test hooks, off unless set: a crash-safety test kills the process while a message waits there.
     beforeCommit: testPause(config.TEST_PAUSE_BEFORE_COMMIT_MS, logger, 'TEST_PAUSE_BEFORE_COMMIT_MS'),
     afterCommit: testPause(config.TEST_PAUSE_AFTER_COMMIT_MS, logger, 'TEST_PAUSE_AFTER_COMMIT_MS'),
@@ -54,4 +60,63 @@ function testPause(ms: number, logger: Logger, name: string) {
     logger.warn({ path, ms }, `${name}: pausing`);
     await new Promise((resolve) => setTimeout(resolve, ms));
   };
+}
+
+/** Where a postgres:// URL points, without credentials, for logs and errors. */
+export function databaseTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `postgres://${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
+/**
+ * The primary for a reader that serves from replicas: opened without a query (postgres.js connects on
+ * first use), so a reader starts and serves even while the primary is down. One connection is plenty: it
+ * only answers readiness checks and takes API-key bookkeeping writes.
+ */
+export async function openPrimaryForReader(config: Config): Promise<Store> {
+  return new Store(
+    await openDatabase({
+      url: config.DATABASE_URL,
+      pgliteDir: '',
+      poolMax: 1,
+      applicationName: 'stacks-read-api',
+    }),
+  );
+}
+
+/**
+ * Opens the replica this process reads from. Each process starts at a random replica of the list (so a
+ * fleet of readers with one configuration spreads over the replicas) and takes the first that answers and
+ * carries every migration; a replica that fails later makes /ready answer 503, so the load balancer drains
+ * this process until the replica is back (postgres.js reconnects by itself).
+ */
+export async function openReplicaStore(
+  urls: string[],
+  config: Config,
+  logger: Logger,
+  start = Math.floor(Math.random() * urls.length),
+): Promise<Store> {
+  const failures: string[] = [];
+  for (let i = 0; i < urls.length; i++) {
+    const url = urls[(start + i) % urls.length];
+    const db = await openDatabase({ url, pgliteDir: '', poolMax: config.DB_POOL_MAX, logger });
+    try {
+      const pending = await pendingMigrations(db.sql);
+      if (pending.length > 0) throw new Error(`not migrated (pending: ${pending.join(', ')})`);
+      logger.info({ database: db.description }, 'reading from replica');
+      return new Store(db);
+    } catch (err) {
+      failures.push(`${databaseTarget(url)}: ${(err as Error).message}`);
+      logger.warn(
+        { database: db.description, err: (err as Error).message },
+        'replica unusable, trying the next',
+      );
+      await db.close();
+    }
+  }
+  throw new Error(`no usable replica in DATABASE_REPLICA_URLS: ${failures.join('; ')}`);
 }

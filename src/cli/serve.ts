@@ -1,26 +1,36 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { accessControlFromConfig } from '../api/plugins/access-control.js';
+import { accessCounters } from '../api/plugins/access-counters.js';
 import { buildApiServer } from '../api/server.js';
-import type { Config } from '../config.js';
-import type { Store } from '../store/store.js';
+import { ConfigError, replicaUrls, type Config } from '../config.js';
 import { buildObserverServer } from '../ingest/observer-server.js';
+import { ServiceMetrics, startMetricsServer } from '../metrics.js';
+import type { Store } from '../store/store.js';
 import { serviceVersion } from '../version.js';
-import { createIngestor, openStore } from './runtime.js';
+import { createIngestor, openPrimaryForReader, openReplicaStore, openStore } from './runtime.js';
 
 export type ServeMode = 'both' | 'read-only' | 'write-only';
 
 export interface RunningService {
   api?: FastifyInstance;
   observer?: FastifyInstance;
-  store: Store;
-  /** Stops accepting, finishes what is in flight (requests, the message being applied), closes the pool. */
+  /** The store the API reads (the primary when there is no replica). */
+  store?: Store;
+  /** Port of the Prometheus endpoint, when metrics are on. */
+  metricsPort?: number;
+  metrics?: ServiceMetrics;
+  /** Stops accepting, finishes what is in flight (requests, the message being applied), closes the pools. */
   stop(): Promise<void>;
 }
 
 /**
- * Starts the service: the public read API and/or the event observer, over one store. `read-only` serves
- * the API without the observer and without migrating; `write-only` runs the observer alone.
+ * Starts the service: the public read API and/or the event observer, and the metrics endpoint.
+ * - `both`: observer and API; migrates the primary (DATABASE_URL, or PGlite).
+ * - `read-only`: API only, no observer, no migration (the database must be migrated already).
+ * - `write-only`: observer only; migrates.
+ * With DATABASE_REPLICA_URLS the API reads from one replica (see openReplicaStore and docs/deploy.md);
+ * the observer always writes to the primary.
  */
 export async function serve(
   config: Config,
@@ -28,19 +38,66 @@ export async function serve(
   mode: ServeMode,
   hooks: { beforeListen?: (store: Store) => Promise<void> } = {},
 ): Promise<RunningService> {
-  const store = await openStore(config, logger, { readOnly: mode === 'read-only' });
+  const replicas = replicaUrls(config);
+  if (replicas.length > 0 && !config.DATABASE_URL && mode !== 'read-only') {
+    throw new ConfigError(
+      'DATABASE_REPLICA_URLS needs DATABASE_URL (the PostgreSQL primary the observer writes to), or serve --read-only',
+    );
+  }
   const servers: FastifyInstance[] = [];
+  const stores = new Set<Store>();
+  let closeMetrics: (() => Promise<void>) | undefined;
   const service: RunningService = {
-    store,
     async stop() {
-      for (const server of servers) await server.close();
-      await store.close();
+      // Every door stops accepting at once; in-flight requests, and the observer message being applied,
+      // finish first (Fastify answers 503 to new requests on connections still open). A keep-alive
+      // connection becomes idle once its request is answered: closed then, not after the keep-alive timeout.
+      const closing = Promise.all(servers.map((server) => server.close()));
+      const sweep = setInterval(() => {
+        for (const server of servers) server.server.closeIdleConnections();
+      }, 50);
+      try {
+        await closing;
+      } finally {
+        clearInterval(sweep);
+      }
+      await closeMetrics?.();
+      await Promise.all([...stores].map((store) => store.close()));
     },
   };
   try {
-    await hooks.beforeListen?.(store);
-    if (mode !== 'read-only') {
-      const ingestor = createIngestor(store, config, logger);
+    // The primary: written by the observer; read by the API unless replicas serve the reads.
+    let primary: Store | undefined;
+    if (mode !== 'read-only' || replicas.length === 0) {
+      primary = await openStore(config, logger, { readOnly: mode === 'read-only' });
+    } else if (config.DATABASE_URL) {
+      primary = await openPrimaryForReader(config);
+    }
+    if (primary) stores.add(primary);
+    let reads: Store | undefined;
+    if (mode !== 'write-only') {
+      reads = replicas.length > 0 ? await openReplicaStore(replicas, config, logger) : primary;
+      if (reads) stores.add(reads);
+    }
+    service.store = reads ?? primary;
+    if (primary) await hooks.beforeListen?.(primary);
+
+    const metrics = config.METRICS_ENABLED
+      ? new ServiceMetrics({
+          store: reads ?? primary,
+          accessCounters: mode === 'write-only' ? undefined : accessCounters,
+          processMetrics: true,
+        })
+      : undefined;
+    service.metrics = metrics;
+
+    if (mode !== 'read-only' && primary) {
+      const ingestor = createIngestor(
+        primary,
+        config,
+        logger,
+        metrics && ((path, outcome, seconds) => metrics.observeIngest(path, outcome, seconds)),
+      );
       service.observer = buildObserverServer({
         ingestor,
         logger,
@@ -48,18 +105,26 @@ export async function serve(
       });
       servers.push(service.observer);
       await service.observer.listen({ host: config.OBSERVER_HOST, port: config.OBSERVER_PORT });
-      logger.info(`event observer listening on http://${config.OBSERVER_HOST}:${config.OBSERVER_PORT}`);
+      logger.info(`event observer listening on ${service.observer.addresses().map(url).join(', ')}`);
     }
-    if (mode !== 'write-only') {
+    if (mode !== 'write-only' && reads) {
       service.api = await buildApiServer({
-        store,
+        store: reads,
+        primaryStore: primary !== reads ? primary : undefined,
         logger,
         apiVersion: serviceVersion(),
         accessControl: accessControlFromConfig(config),
+        requestMetrics: metrics?.requests,
       });
       servers.push(service.api);
       await service.api.listen({ host: config.API_HOST, port: config.API_PORT });
-      logger.info(`read API listening on http://${config.API_HOST}:${config.API_PORT}`);
+      logger.info(`read API listening on ${service.api.addresses().map(url).join(', ')}`);
+    }
+    if (metrics) {
+      const running = await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT);
+      closeMetrics = running.close;
+      service.metricsPort = running.port;
+      logger.info(`metrics on http://${config.METRICS_HOST}:${running.port}/metrics`);
     }
   } catch (err) {
     await service.stop();
@@ -67,6 +132,13 @@ export async function serve(
   }
   return service;
 }
+
+const url = (a: string | { address: string; port: number; family: string }) =>
+  typeof a === 'string'
+    ? a
+    : a.family === 'IPv6'
+      ? `http://[${a.address}]:${a.port}`
+      : `http://${a.address}:${a.port}`;
 
 /** Stops the service cleanly on SIGTERM / SIGINT (a second signal forces the exit). */
 export function stopOnSignals(service: RunningService, logger: Logger) {
@@ -77,9 +149,12 @@ export function stopOnSignals(service: RunningService, logger: Logger) {
       process.exit(1);
     }
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info({ signal }, 'shutting down: finishing in-flight requests and messages');
     service.stop().then(
-      () => process.exit(0),
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
         process.exit(1);

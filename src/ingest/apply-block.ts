@@ -9,7 +9,13 @@ import {
   txIdsOfBlocks,
   type StoredBlock,
 } from '../store/write/blocks.js';
-import { addBlockContributions, removeBlockContributions } from '../store/write/contributions.js';
+import { sendAll } from '../store/write/bulk.js';
+import {
+  addBlockContributions,
+  applyBalanceContributions,
+  assignOrdinals,
+  removeBlockContributions,
+} from '../store/write/contributions.js';
 import { adoptGenesisRows } from '../store/write/genesis.js';
 import { collectMempoolGarbage, pruneMinedTxs, restoreToMempool } from '../store/write/mempool.js';
 import {
@@ -122,11 +128,21 @@ function confirmedMicroblockRows(msg: NewBlock, receivedAt: number): MicroblockR
  * The first block indexed may build on anything (the chain may be joined mid-way); after that, a block
  * whose parent was never received means messages are missing: it is refused (409, the node keeps re-sending
  * it) rather than indexed over a gap that would leave balances silently wrong.
+ *
+ * Round trips: the reads are sent together, then (after a reorg's own steps, if any) every write is sent
+ * without waiting for the previous one and awaited once (`sendAll`): the server runs them in order.
  */
 export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: ApplyContext): Promise<boolean> {
-  if (await getBlock(sql, msg.index_block_hash)) return false;
-  const tip = await lockChainTip(sql);
-  const parent = await getBlock(sql, msg.parent_index_block_hash);
+  const [known, tip, parent, unconfirmed, accepted] = await Promise.all([
+    getBlock(sql, msg.index_block_hash),
+    lockChainTip(sql),
+    getBlock(sql, msg.parent_index_block_hash),
+    unconfirmedMicroblocks(sql),
+    msg.parent_microblock === ZERO_HASH
+      ? []
+      : microblockChain(sql, msg.parent_index_block_hash, msg.parent_microblock),
+  ]);
+  if (known) return false;
   if (!parent && tip.block_height > 0) {
     throw new MessageConflictError(
       `block ${msg.block_height} (${msg.index_block_hash}): its parent ${msg.parent_index_block_hash} is not ` +
@@ -135,12 +151,12 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   }
   const canonical = msg.block_height > tip.block_height;
   const adoptsGenesis = canonical && parent !== undefined && !parent.canonical && parent.block_height === 0;
+  let orphanedByFork: string[] = [];
   if (canonical && parent && !parent.canonical && !adoptsGenesis) {
-    await restoreFork(sql, parent, tip, ctx);
+    orphanedByFork = await restoreFork(sql, parent, tip, ctx);
   }
 
   const block = blockRow(msg, canonical);
-  await insertBlock(sql, block);
   const placement: Placement = {
     index_block_hash: block.index_block_hash,
     block_hash: block.block_hash,
@@ -156,26 +172,63 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   const skipped: SkippedEvents = new Map();
   const rows = buildChainRows(msg.transactions, msg.events, placement, ctx.isMainnet, skipped);
   logSkippedEvents(skipped, ctx.logger, { block_height: msg.block_height });
-  await insertMicroblocks(sql, confirmedMicroblockRows(msg, ctx.receivedAt));
-  await insertChainRows(sql, rows);
-  await insertMinerRewards(sql, minerRewardRows(msg, canonical));
-  if (!canonical) return true;
-
-  if (adoptsGenesis) {
-    await adoptGenesisRows(sql, parent.index_block_hash, block);
+  // The rows of a block canonical on arrival are numbered in the principal index as they are inserted;
+  // rows adopted from the genesis block join them first, so then the numbering runs afterwards.
+  const ordinalsOnInsert = canonical && !adoptsGenesis;
+  const microblockRows = confirmedMicroblockRows(msg, ctx.receivedAt);
+  const rewardRows = minerRewardRows(msg, canonical);
+  // Statements sent from here on are awaited by `sendAll` before anything else can fail or wait.
+  const inserts = [
+    insertBlock(sql, block),
+    insertMicroblocks(sql, microblockRows),
+    insertChainRows(sql, rows, { ordinals: ordinalsOnInsert }),
+    insertMinerRewards(sql, rewardRows),
+  ];
+  if (!canonical) {
+    await sendAll(inserts);
+    return true;
   }
-  await confirmMicroblocks(sql, msg, ctx, tip);
-  await addBlockContributions(sql, [block.index_block_hash]);
-  await pruneMinedTxs(sql, [block.index_block_hash]);
-  await setChainTipBlock(sql, block, [
-    msg.pox_v1_unlock_height,
-    msg.pox_v2_unlock_height,
-    msg.pox_v3_unlock_height,
-    msg.pox_v4_unlock_height,
+
+  // Microblocks: the new block confirms its parent's stream up to `parent_microblock`; every other
+  // unconfirmed microblock (read before the reorg above, if any, which orphaned the ones it saw) is orphaned.
+  const acceptedSet = new Set(accepted);
+  const orphanedMicroblocks = unconfirmed
+    .map((m) => m.microblock_hash)
+    .filter((hash) => !acceptedSet.has(hash) && !orphanedByFork.includes(hash));
+  if (adoptsGenesis || orphanedMicroblocks.length > 0) {
+    // rare paths, run step by step
+    await sendAll(inserts);
+    if (adoptsGenesis) await adoptGenesisRows(sql, parent.index_block_hash, block);
+    await confirmMicroblocks(sql, accepted, orphanedMicroblocks, msg, ctx, tip);
+    await applyBalanceContributions(sql, [block.index_block_hash], 1);
+    if (!ordinalsOnInsert) await assignOrdinals(sql, [block.index_block_hash]);
+    await sendAll(afterContributions(sql, msg, block, ctx));
+    return true;
+  }
+  await sendAll([
+    ...inserts,
+    ...(accepted.length > 0
+      ? [markMicroblocksConfirmed(sql, accepted, msg), dropStagedRows(sql, accepted)]
+      : []),
+    applyBalanceContributions(sql, [block.index_block_hash], 1),
+    ...afterContributions(sql, msg, block, ctx),
   ]);
-  await collectMempoolGarbage(sql, block.block_height, block.signer_bitvec !== null, ctx.receivedAt);
-  await touchMempool(sql, new Date(ctx.receivedAt * 1000));
   return true;
+}
+
+/** What follows the contributions of a new canonical block: mempool pruning, the tip, mempool upkeep. */
+function afterContributions(sql: TransactionSql, msg: NewBlock, block: BlockRow, ctx: ApplyContext) {
+  return [
+    pruneMinedTxs(sql, [block.index_block_hash]),
+    setChainTipBlock(sql, block, [
+      msg.pox_v1_unlock_height,
+      msg.pox_v2_unlock_height,
+      msg.pox_v3_unlock_height,
+      msg.pox_v4_unlock_height,
+    ]),
+    collectMempoolGarbage(sql, block.block_height, block.signer_bitvec !== null, ctx.receivedAt),
+    touchMempool(sql, new Date(ctx.receivedAt * 1000)),
+  ];
 }
 
 /**
@@ -183,17 +236,16 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
  * of confirmed microblock txs give way to the block's rows; every other unconfirmed microblock is orphaned
  * and its txs go back to the mempool.
  */
-async function confirmMicroblocks(sql: TransactionSql, msg: NewBlock, ctx: ApplyContext, tip: ChainTip) {
-  const accepted =
-    msg.parent_microblock === ZERO_HASH
-      ? []
-      : await microblockChain(sql, msg.parent_index_block_hash, msg.parent_microblock);
+async function confirmMicroblocks(
+  sql: TransactionSql,
+  accepted: string[],
+  orphaned: string[],
+  msg: NewBlock,
+  ctx: ApplyContext,
+  tip: ChainTip,
+) {
   await markMicroblocksConfirmed(sql, accepted, msg);
   await dropStagedRows(sql, accepted);
-  const acceptedSet = new Set(accepted);
-  const orphaned = (await unconfirmedMicroblocks(sql))
-    .map((m) => m.microblock_hash)
-    .filter((hash) => !acceptedSet.has(hash));
   const orphanedTxIds = await orphanMicroblocks(sql, orphaned);
   await restoreToMempool(sql, orphanedTxIds, ctx.receivedAt, tip.block_height);
 }
@@ -203,7 +255,12 @@ async function confirmMicroblocks(sql: TransactionSql, msg: NewBlock, ctx: Apply
  * canonical block above it (and the unconfirmed microblocks on the old tip), then restores the fork's blocks.
  * Txs of orphaned blocks that the restored fork does not contain go back to the mempool.
  */
-async function restoreFork(sql: TransactionSql, parent: StoredBlock, tip: ChainTip, ctx: ApplyContext) {
+async function restoreFork(
+  sql: TransactionSql,
+  parent: StoredBlock,
+  tip: ChainTip,
+  ctx: ApplyContext,
+): Promise<string[]> {
   const fork: StoredBlock[] = [];
   let block: StoredBlock | undefined = parent;
   while (block && !block.canonical) {
@@ -218,10 +275,8 @@ async function restoreFork(sql: TransactionSql, parent: StoredBlock, tip: ChainT
     'reorg: restoring a fork',
   );
 
-  const orphanedMicroblockTxIds = await orphanMicroblocks(
-    sql,
-    (await unconfirmedMicroblocks(sql)).map((m) => m.microblock_hash),
-  );
+  const orphanedMicroblocks = (await unconfirmedMicroblocks(sql)).map((m) => m.microblock_hash);
+  const orphanedMicroblockTxIds = await orphanMicroblocks(sql, orphanedMicroblocks);
   await removeBlockContributions(sql, orphaned);
   await setBlocksCanonical(sql, orphaned, false);
   await setBlocksCanonical(sql, restored, true);
@@ -229,4 +284,5 @@ async function restoreFork(sql: TransactionSql, parent: StoredBlock, tip: ChainT
   await pruneMinedTxs(sql, restored);
   const orphanedTxIds = [...(await txIdsOfBlocks(sql, orphaned)), ...orphanedMicroblockTxIds];
   await restoreToMempool(sql, orphanedTxIds, ctx.receivedAt, tip.block_height);
+  return orphanedMicroblocks;
 }

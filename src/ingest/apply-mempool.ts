@@ -25,8 +25,7 @@ export async function applyNewMempoolTxs(
       receipt_block_height: tip.block_height,
     };
   });
-  const changed = await receiveMempoolTxs(sql, rows);
-  if (changed > 0) await touchMempool(sql, new Date(ctx.receivedAt * 1000));
+  const changed = await receiveMempoolTxs(sql, rows, new Date(ctx.receivedAt * 1000));
   return changed > 0;
 }
 

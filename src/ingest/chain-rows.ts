@@ -126,21 +126,23 @@ function str(body: Record<string, unknown>, key: string): string | null {
   return v === undefined || v === null ? null : String(v);
 }
 
-/** The event's type-specific body, or null for event types this index does not keep. */
-function eventRowPayload(
-  event: ChainEvent,
-): Omit<
-  EventRow,
-  | 'tx_id'
-  | 'index_block_hash'
-  | 'microblock_hash'
-  | 'event_index'
-  | 'block_height'
-  | 'tx_index'
-  | 'microblock_sequence'
-  | 'canonical'
-  | 'microblock_canonical'
-> | null {
+/** Where a row sits: the columns every row of a tx shares. */
+interface Located {
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+  block_height: number;
+  tx_index: number;
+  microblock_sequence: number;
+  canonical: boolean;
+  microblock_canonical: boolean;
+}
+
+/**
+ * The event as a row, or null for event types this index does not keep. (Rows are built as one literal
+ * and then filled in: object spreads into a literal this size take V8's slow path.)
+ */
+function eventRow(event: ChainEvent, at: Located, eventIndex: number): EventRow | null {
   if (!isIndexedEventType(event.type)) return null;
   const body = event[event.type] as Record<string, unknown> | undefined;
   if (!body || typeof body !== 'object') {
@@ -154,7 +156,19 @@ function eventRowPayload(
         `${first?.instancePath ? ` at ${first.instancePath}` : ''}: ${first?.message ?? 'unexpected shape'}`,
     );
   }
-  const none = {
+  const [family, action] = splitEventType(event.type);
+  if (family === 'other') return null;
+  const row: EventRow = {
+    tx_id: at.tx_id,
+    index_block_hash: at.index_block_hash,
+    microblock_hash: at.microblock_hash,
+    event_index: eventIndex,
+    block_height: at.block_height,
+    tx_index: at.tx_index,
+    microblock_sequence: at.microblock_sequence,
+    canonical: at.canonical,
+    microblock_canonical: at.microblock_canonical,
+    kind: 0,
     asset_event_type: null,
     sender: null,
     recipient: null,
@@ -169,74 +183,65 @@ function eventRowPayload(
     unlock_height: null,
     pox_name: null,
   };
-  const [family, action] = splitEventType(event.type);
   switch (family) {
     case 'stx':
       if (action === 'lock') {
-        return {
-          ...none,
-          kind: EventKind.stxLock,
-          amount: str(body, 'locked_amount'),
-          locked_address: str(body, 'locked_address'),
-          unlock_height: Number(body.unlock_height),
-          contract_id: str(body, 'contract_identifier'),
-        };
+        row.kind = EventKind.stxLock;
+        row.amount = str(body, 'locked_amount');
+        row.locked_address = str(body, 'locked_address');
+        row.unlock_height = Number(body.unlock_height);
+        row.contract_id = str(body, 'contract_identifier');
+        return row;
       }
-      return {
-        ...none,
-        kind: EventKind.stxAsset,
-        asset_event_type: AssetEventType[action as keyof typeof AssetEventType],
-        sender: str(body, 'sender'),
-        recipient: str(body, 'recipient'),
-        amount: str(body, 'amount'),
-        // The node sends "" for a transfer without memo: the API then shows no memo key.
-        memo:
-          typeof body.memo === 'string' && body.memo.replace(/^0x/, '') !== ''
-            ? '0x' + body.memo.replace(/^0x/, '')
-            : null,
-      };
+      row.kind = EventKind.stxAsset;
+      row.asset_event_type = AssetEventType[action as keyof typeof AssetEventType];
+      row.sender = str(body, 'sender');
+      row.recipient = str(body, 'recipient');
+      row.amount = str(body, 'amount');
+      // The node sends "" for a transfer without memo: the API then shows no memo key.
+      row.memo =
+        typeof body.memo === 'string' && body.memo.replace(/^0x/, '') !== ''
+          ? '0x' + body.memo.replace(/^0x/, '')
+          : null;
+      return row;
     case 'ft':
-      return {
-        ...none,
-        kind: EventKind.ftAsset,
-        asset_event_type: AssetEventType[action as keyof typeof AssetEventType],
-        sender: str(body, 'sender'),
-        recipient: str(body, 'recipient'),
-        amount: str(body, 'amount'),
-        asset_identifier: str(body, 'asset_identifier'),
-      };
+      row.kind = EventKind.ftAsset;
+      row.asset_event_type = AssetEventType[action as keyof typeof AssetEventType];
+      row.sender = str(body, 'sender');
+      row.recipient = str(body, 'recipient');
+      row.amount = str(body, 'amount');
+      row.asset_identifier = str(body, 'asset_identifier');
+      return row;
     case 'nft':
-      return {
-        ...none,
-        kind: EventKind.nftAsset,
-        asset_event_type: AssetEventType[action as keyof typeof AssetEventType],
-        sender: str(body, 'sender'),
-        recipient: str(body, 'recipient'),
-        asset_identifier: str(body, 'asset_identifier'),
-        ...clarityValue(str(body, 'raw_value')),
-      };
-    case 'contract': {
-      const log = {
-        ...none,
-        kind: EventKind.contractLog,
-        contract_id: str(body, 'contract_identifier'),
-        topic: str(body, 'topic'),
-        ...clarityValue(str(body, 'raw_value')),
-      };
+      row.kind = EventKind.nftAsset;
+      row.asset_event_type = AssetEventType[action as keyof typeof AssetEventType];
+      row.sender = str(body, 'sender');
+      row.recipient = str(body, 'recipient');
+      row.asset_identifier = str(body, 'asset_identifier');
+      setClarityValue(row, str(body, 'raw_value'));
+      return row;
+    default: {
+      row.kind = EventKind.contractLog;
+      row.contract_id = str(body, 'contract_identifier');
+      row.topic = str(body, 'topic');
+      setClarityValue(row, str(body, 'raw_value'));
       // A PoX operation that changes the stacker's lock also records that lock (stacker, amount, end).
-      const lock = log.value ? poxLockChange(log.contract_id ?? '', log.topic ?? '', log.value) : null;
-      if (!lock) return log;
-      return {
-        ...log,
-        pox_name: lock.name,
-        locked_address: lock.stacker,
-        amount: lock.locked,
-        unlock_height: lock.unlockHeight,
-      };
+      const lock = row.value ? poxLockChange(row.contract_id ?? '', row.topic ?? '', row.value) : null;
+      if (lock) {
+        row.pox_name = lock.name;
+        row.locked_address = lock.stacker;
+        row.amount = lock.locked;
+        row.unlock_height = lock.unlockHeight;
+      }
+      return row;
     }
-    default:
-      return null;
   }
+}
+
+function setClarityValue(row: EventRow, hex: string | null): void {
+  const { value, value_repr } = clarityValue(hex);
+  row.value = value;
+  row.value_repr = value_repr;
 }
 
 function clarityValue(hex: string | null): { value: string | null; value_repr: string | null } {
@@ -314,7 +319,7 @@ export function buildChainRows(
     const microblockSequence = tx.microblock_hash ? (tx.microblock_sequence ?? 0) : ANCHORED_SEQUENCE;
     const cost = tx.execution_cost;
     const keptEvents = status === TxStatus.success ? txEvents.filter((e) => e.committed !== false) : [];
-    const located = {
+    const located: Located = {
       tx_id: tx.txid,
       index_block_hash: placement.index_block_hash,
       microblock_hash: microblockHash,
@@ -333,24 +338,42 @@ export function buildChainRows(
 
     let eventIndex = 0;
     for (const event of keptEvents) {
-      const body = eventRowPayload(event);
-      if (!body) {
+      const row = eventRow(event, located, eventIndex);
+      if (!row) {
         skipped?.set(event.type, (skipped.get(event.type) ?? 0) + 1);
         continue;
       }
-      rows.events.push({ ...located, event_index: eventIndex++, ...body });
+      eventIndex++;
+      rows.events.push(row);
       if (
-        body.kind === EventKind.stxAsset ||
-        body.kind === EventKind.ftAsset ||
-        body.kind === EventKind.nftAsset
+        row.kind === EventKind.stxAsset ||
+        row.kind === EventKind.ftAsset ||
+        row.kind === EventKind.nftAsset
       ) {
-        if (body.sender) principals.add(body.sender);
-        if (body.recipient) principals.add(body.recipient);
+        if (row.sender) principals.add(row.sender);
+        if (row.recipient) principals.add(row.recipient);
       }
     }
 
     rows.txs.push({
-      ...decodedColumns(tx.txid, tx.raw_tx, decoded),
+      tx_id: tx.txid,
+      type_id: decoded.typeId,
+      nonce: decoded.nonce,
+      fee_rate: decoded.feeRate,
+      sender_address: decoded.senderAddress,
+      sponsored: decoded.sponsored,
+      sponsor_address: decoded.sponsorAddress,
+      sponsor_nonce: decoded.sponsorNonce,
+      anchor_mode: AnchorMode[decoded.anchorMode],
+      post_condition_mode: PostConditionMode[decoded.postConditionMode],
+      post_conditions: decoded.postConditions,
+      payload: decoded.payload,
+      token_transfer_recipient: decoded.tokenTransferRecipient,
+      token_transfer_amount: decoded.tokenTransferAmount,
+      contract_call_contract_id: decoded.contractCallContractId,
+      smart_contract_contract_id: decoded.smartContractContractId,
+      raw_tx: tx.raw_tx,
+      tx_size: decoded.byteLength,
       index_block_hash: placement.index_block_hash,
       microblock_hash: microblockHash,
       block_hash: placement.block_hash,

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TransactionSql } from '../store/db.js';
+import { CHAIN_STATE_CHANNEL, chainStateChanged } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
-import { insertBurnBlock } from '../store/write/burn-blocks.js';
+import { sendAll } from '../store/write/bulk.js';
+import { insertBurnBlock, orphanOtherBurnBlocks } from '../store/write/burn-blocks.js';
 import { lockChainTip, raiseBurnTip } from '../store/write/tip.js';
 import { applyNewBlock } from './apply-block.js';
 import { applyDropMempoolTxs, applyNewMempoolTxs } from './apply-mempool.js';
@@ -43,6 +45,8 @@ export interface IngestorOptions {
   beforeCommit?: (path: ObserverPath) => Promise<void> | void;
   /** Test hook: called once the message is committed, before `apply` resolves (and the 200 is sent). */
   afterCommit?: (path: ObserverPath) => Promise<void> | void;
+  /** Called once per message with how it ended and how long it took (queue wait excluded): metrics. */
+  onMessage?: (path: string, outcome: ApplyOutcome | 'invalid' | 'failed', seconds: number) => void;
 }
 
 /** A handler returns `'skipped'` when the message changed nothing because it does not fit the index. */
@@ -55,21 +59,48 @@ const handlers: Record<ObserverPath, Handler> = {
   '/new_mempool_tx': (sql, msg: NewMempoolTx, ctx) => applyNewMempoolTxs(sql, msg, ctx),
   '/drop_mempool_tx': (sql, msg: DropMempoolTx, ctx) => applyDropMempoolTxs(sql, msg, ctx),
   '/new_burn_block': async (sql, msg: NewBurnBlock) => {
-    await lockChainTip(sql);
-    const added = await insertBurnBlock(sql, {
+    const row = {
       burn_block_hash: msg.burn_block_hash,
       burn_block_height: msg.burn_block_height,
       burn_amount: String(msg.burn_amount ?? 0),
       reward_recipients: msg.reward_recipients ?? [],
       reward_slot_holders: msg.reward_slot_holders ?? [],
-    });
-    if (added) await raiseBurnTip(sql, msg.burn_block_height);
+    };
+    // the tip lock and the insert are sent together (pipelined), as are the two updates
+    const [, added] = await Promise.all([lockChainTip(sql), insertBurnBlock(sql, row)]);
+    if (added) await sendAll([orphanOtherBurnBlocks(sql, row), raiseBurnTip(sql, msg.burn_block_height)]);
   },
   // kept in the raw log only
   '/attachments/new': async () => {},
   '/stackerdb_chunks': async () => {},
   '/proposal_response': async () => {},
 };
+
+/** A message parsed, validated and hashed, ready to be applied (`Ingestor.prepare`). */
+export interface PreparedMessage {
+  path: ObserverPath;
+  body: string;
+  payload: unknown;
+  contentHash: string;
+  receivedAt: Date;
+}
+
+/** Tables ingest grows fast, whose statistics its statements' plans depend on. */
+const GROWING_TABLES = [
+  'txs',
+  'events',
+  'principal_txs',
+  'mempool_txs',
+  'principal_stats',
+  'stx_balances',
+  'ft_balances',
+  'nft_balances',
+  'smart_contracts',
+  'blocks',
+] as const;
+
+/** Transactions indexed before the first ANALYZE of a young database (then each time the count doubles). */
+const FIRST_ANALYZE_TXS = 10_000;
 
 /**
  * The single entry point of every event-observer message, live or replayed: parse, validate, and apply in
@@ -79,6 +110,9 @@ const handlers: Record<ObserverPath, Handler> = {
 export class Ingestor {
   private queue: Promise<unknown> = Promise.resolve();
   private lastMessageAt = 0;
+  /** transactions indexed since the last ANALYZE, and how many the tables held then (-1: not read yet) */
+  private txsSinceAnalyze = 0;
+  private txsAtAnalyze = -1;
 
   constructor(
     private readonly store: Store,
@@ -91,12 +125,24 @@ export class Ingestor {
   }
 
   apply(path: string, body: string, receivedAt: Date = new Date()): Promise<ApplyOutcome> {
-    const run = this.queue.then(() => this.applyNow(path, body, receivedAt));
-    this.queue = run.catch(() => {});
-    return run;
+    const started = performance.now();
+    let prepared: PreparedMessage;
+    try {
+      prepared = this.prepare(path, body, receivedAt);
+    } catch (err) {
+      // A bounded set of label values: the known paths, and `unknown` for anything else.
+      const label = isObserverPath(path) ? path : 'unknown';
+      this.options.onMessage?.(label, 'invalid', (performance.now() - started) / 1000);
+      return Promise.reject(err as Error);
+    }
+    return this.applyPrepared(prepared);
   }
 
-  private async applyNow(path: string, body: string, receivedAt: Date): Promise<ApplyOutcome> {
+  /**
+   * Parses, validates and hashes a message without touching the database, so a caller holding the next
+   * message (a replay) can do this CPU work while the database applies the previous one.
+   */
+  prepare(path: string, body: string, receivedAt: Date = new Date()): PreparedMessage {
     if (!isObserverPath(path)) throw new UnknownPathError(`no handler for event-observer path ${path}`);
     let payload: unknown;
     try {
@@ -113,51 +159,123 @@ export class Ingestor {
       );
     }
     const contentHash = createHash('sha256').update(path).update('\n').update(body).digest('hex');
+    return { path, body, payload, contentHash, receivedAt };
+  }
+
+  /** Applies a prepared message after those already queued. */
+  applyPrepared(message: PreparedMessage): Promise<ApplyOutcome> {
+    const onMessage = this.options.onMessage;
+    const run = this.queue.then(
+      onMessage ? () => this.applyTimed(message, onMessage) : () => this.applyNow(message),
+    );
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async applyTimed(
+    message: PreparedMessage,
+    onMessage: NonNullable<IngestorOptions['onMessage']>,
+  ): Promise<ApplyOutcome> {
+    const started = performance.now();
+    try {
+      const outcome = await this.applyNow(message);
+      onMessage(message.path, outcome, (performance.now() - started) / 1000);
+      return outcome;
+    } catch (err) {
+      const outcome = err instanceof InvalidMessageError ? 'invalid' : 'failed';
+      onMessage(message.path, outcome, (performance.now() - started) / 1000);
+      throw err;
+    }
+  }
+
+  private async applyNow(message: PreparedMessage): Promise<ApplyOutcome> {
+    const { path, body, payload, receivedAt } = message;
     const ctx: ApplyContext = {
       receivedAt: Math.floor(receivedAt.getTime() / 1000),
       isMainnet: this.options.isMainnet,
       logger: this.options.logger,
     };
     const started = performance.now();
-    const outcome = await this.applyInTransaction(path, body, payload, contentHash, receivedAt, ctx);
+    const outcome = await this.applyInTransaction(message, ctx);
+    if (outcome === 'applied') chainStateChanged(this.store);
     if (outcome !== 'duplicate') await this.options.afterCommit?.(path);
     this.lastMessageAt = Date.now();
     this.options.logger.debug(
       { path, outcome, ms: Math.round(performance.now() - started), bytes: body.length },
       'observer message',
     );
+    if (outcome === 'applied') await this.keepStatisticsFresh(path, payload);
     return outcome;
   }
 
-  private async applyInTransaction(
-    path: ObserverPath,
-    body: string,
-    payload: unknown,
-    contentHash: string,
-    receivedAt: Date,
-    ctx: ApplyContext,
-  ): Promise<ApplyOutcome> {
+  /**
+   * One message in one transaction. The message is logged first; a message already logged (and not
+   * skipped) is a re-delivery. A message that does not fit the index (the handler says `skipped`) stays in
+   * the log marked `skipped`, so it does not count as delivered: the same message coming again once it fits
+   * is applied (migration 008: the unique index on content_hash covers only the rows not skipped).
+   */
+  private async applyInTransaction(message: PreparedMessage, ctx: ApplyContext): Promise<ApplyOutcome> {
+    const { path, body, payload, contentHash, receivedAt } = message;
     try {
       return await this.store.transaction(async (sql) => {
-        const [seen] = await sql`
-          SELECT 1 FROM observer_messages WHERE content_hash = ${contentHash} AND NOT skipped`;
-        if (seen) return 'duplicate' as const;
+        // Plans are made per execution here, with the sizes the tables have now: a prepared statement's
+        // generic plan, cached while the tables were small, would keep scanning them whole as they grow.
+        // API processes drop their cached chain state when this commits (store/read/chain-state.ts). (The
+        // statements are sent together: postgres.js pipelines them.)
+        const [, logged] = await Promise.all([
+          sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(),
+          sql`
+            INSERT INTO observer_messages (received_at, path, payload, content_hash)
+            VALUES (${receivedAt}, ${path}, ${body}, ${contentHash})
+            ON CONFLICT (content_hash) WHERE NOT skipped DO NOTHING`.execute(),
+          this.store.engine === 'postgres'
+            ? sql`SELECT pg_notify(${CHAIN_STATE_CHANNEL}, '')`.execute()
+            : null,
+        ]);
+        if (logged.count === 0) return 'duplicate' as const;
         const skipped = (await handlers[path](sql, payload as never, ctx)) === 'skipped';
         if (skipped) {
-          // Received before and still not fitting: it changed nothing again, and is not logged twice.
+          // It changed nothing. Received (and skipped) before: not logged twice; else marked skipped.
           const [before] = await sql`
             SELECT 1 FROM observer_messages WHERE content_hash = ${contentHash} AND skipped LIMIT 1`;
-          if (before) return 'duplicate' as const;
+          if (before) {
+            await sql`DELETE FROM observer_messages WHERE content_hash = ${contentHash} AND NOT skipped`;
+            return 'duplicate' as const;
+          }
+          await sql`UPDATE observer_messages SET skipped = true WHERE content_hash = ${contentHash} AND NOT skipped`;
         }
-        await sql`
-          INSERT INTO observer_messages (received_at, path, payload, content_hash, skipped)
-          VALUES (${receivedAt}, ${path}, ${body}, ${contentHash}, ${skipped})`;
         await this.options.beforeCommit?.(path);
         return skipped ? ('skipped' as const) : ('applied' as const);
       });
     } catch (err) {
       throw asInvalidMessage(err, path) ?? err;
     }
+  }
+
+  /**
+   * A database indexing from genesis grows faster than autovacuum re-analyzes it (it looks once a minute):
+   * plans made on the statistics of a table a tenth of its size scan whole tables where an index probe
+   * would do. So while the index is young, ingest itself analyzes the tables it grows each time the number
+   * of transactions doubles (a logarithmic number of times, after which autovacuum keeps up).
+   */
+  private async keepStatisticsFresh(path: ObserverPath, payload: unknown): Promise<void> {
+    if (path === '/new_block') this.txsSinceAnalyze += (payload as NewBlock).transactions.length;
+    else if (path === '/new_mempool_tx') this.txsSinceAnalyze += (payload as NewMempoolTx).length;
+    else return;
+    if (this.txsAtAnalyze < 0) {
+      const [row] = await this.store.sql<{ n: number }[]>`
+        SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE oid = 'txs'::regclass`;
+      this.txsAtAnalyze = row?.n ?? 0;
+    }
+    if (this.txsSinceAnalyze < Math.max(FIRST_ANALYZE_TXS, this.txsAtAnalyze)) return;
+    const started = performance.now();
+    await this.store.sql.unsafe(`ANALYZE ${GROWING_TABLES.join(', ')}`);
+    this.txsAtAnalyze += this.txsSinceAnalyze;
+    this.txsSinceAnalyze = 0;
+    this.options.logger.debug(
+      { txs: this.txsAtAnalyze, ms: Math.round(performance.now() - started) },
+      'tables analyzed',
+    );
   }
 }
 

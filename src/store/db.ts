@@ -63,7 +63,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 function openPostgres(options: DatabaseOptions): Database {
-  const sql = postgres(options.url, clientOptions(options, options.poolMax)) as unknown as Sql;
+  const client = clientOptions(options, options.poolMax);
+  const sql = postgres(options.url, {
+    ...client,
+    // Every statement here is a short indexed read or write: JIT compilation (on by default in PostgreSQL,
+    // for plans estimated above jit_above_cost) would cost milliseconds on each call of a prepared statement
+    // whose generic plan looks expensive on a large table, for nothing.
+    connection: { ...client.connection, jit: 'off' },
+  }) as unknown as Sql;
   const url = new URL(options.url);
   return {
     engine: 'postgres',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { Store } from '../../src/store/store.js';
-import { ChainBuilder, microblockHash, signedTransfer, testAddress } from '../support/chain-builder.js';
+import { addressOf, ev, TestChain, transferTx, type BuiltTx } from '../support/chain.js';
 import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 
 after(stopOwnCluster);
@@ -28,8 +28,14 @@ async function stxBalance(store: Store, principal: string) {
   return row?.balance ?? null;
 }
 
-const alice = () => testAddress(1);
-const bob = () => testAddress(2);
+const alice = () => addressOf('alice');
+const bob = () => addressOf('bob');
+
+/** A successful transfer as mined, with the event the node reports for it. */
+const paid = (tx: BuiltTx, recipient: string, amount: number) => ({
+  tx,
+  events: [ev.stxTransfer(tx.sender, recipient, amount)],
+});
 
 for (const engine of engines) {
   describe(`chain semantics (${engine})`, () => {
@@ -37,14 +43,14 @@ for (const engine of engines) {
       const store = await openTestStore(engine);
       try {
         const ingest = new Ingestor(store, { isMainnet: false, logger: silentLogger });
-        const chain = new ChainBuilder();
-        await ingest.apply('/new_block', chain.block().body);
+        const chain = new TestChain(ingest);
+        await chain.block();
 
-        const cheap = await signedTransfer({ from: 1, to: bob(), amount: 10, fee: 100, nonce: 0 });
-        const dear = await signedTransfer({ from: 1, to: bob(), amount: 10, fee: 300, nonce: 0 });
-        const other = await signedTransfer({ from: 1, to: bob(), amount: 5, fee: 100, nonce: 1 });
-        const stale = await signedTransfer({ from: 3, to: bob(), amount: 5, fee: 100, nonce: 0 });
-        await ingest.apply('/new_mempool_tx', JSON.stringify([cheap.raw, other.raw, stale.raw]));
+        const cheap = await transferTx({ from: 'alice', to: bob(), amount: 10, fee: 100, nonce: 0 });
+        const dear = await transferTx({ from: 'alice', to: bob(), amount: 10, fee: 300, nonce: 0 });
+        const other = await transferTx({ from: 'alice', to: bob(), amount: 5, fee: 100, nonce: 1 });
+        const stale = await transferTx({ from: 'carol', to: bob(), amount: 5, fee: 100, nonce: 0 });
+        await chain.mempool([cheap, other, stale]);
         assert.deepEqual(await mempoolRow(store, cheap.txid), {
           pruned: false,
           status: 0,
@@ -52,7 +58,7 @@ for (const engine of engines) {
         });
 
         // Same payer and nonce, higher fee: the cheaper one is replaced.
-        await ingest.apply('/new_mempool_tx', JSON.stringify([dear.raw]));
+        await chain.mempool([dear]);
         assert.deepEqual(await mempoolRow(store, cheap.txid), {
           pruned: true,
           status: -10,
@@ -61,13 +67,10 @@ for (const engine of engines) {
         assert.equal((await mempoolRow(store, dear.txid)).pruned, false);
 
         // Mined: pruned from the mempool; a mempool message for it later keeps it pruned.
-        await ingest.apply(
-          '/new_block',
-          chain.block({ txs: [{ tx: dear, transfer: { recipient: bob(), amount: 10 } }] }).body,
-        );
+        await chain.block({ txs: [paid(dear, bob(), 10)] });
         assert.equal((await mempoolRow(store, dear.txid)).pruned, true);
         assert.ok(await minedCanonically(store, dear.txid));
-        await ingest.apply('/new_mempool_tx', JSON.stringify([dear.raw, other.raw]));
+        await chain.mempool([dear, other]);
         assert.equal((await mempoolRow(store, dear.txid)).pruned, true);
         assert.equal(await stxBalance(store, bob()), '10');
 
@@ -81,7 +84,7 @@ for (const engine of engines) {
           status: -12,
           replaced_by_tx_id: null,
         });
-        await ingest.apply('/new_mempool_tx', JSON.stringify([other.raw]));
+        await chain.mempool([other]);
         assert.deepEqual(await mempoolRow(store, other.txid), {
           pruned: false,
           status: 0,
@@ -89,9 +92,9 @@ for (const engine of engines) {
         });
 
         // Received at height 1: still pending at height 256, dropped by our garbage collection at 257.
-        for (let height = 3; height <= 256; height++) await ingest.apply('/new_block', chain.block().body);
+        for (let height = 3; height <= 256; height++) await chain.block();
         assert.equal((await mempoolRow(store, stale.txid)).pruned, false);
-        await ingest.apply('/new_block', chain.block().body);
+        await chain.block();
         assert.deepEqual(await mempoolRow(store, stale.txid), {
           pruned: true,
           status: -14,
@@ -105,30 +108,22 @@ for (const engine of engines) {
     test('reorg: the higher fork wins, orphaned txs go back to the mempool, balances follow', async () => {
       const store = await openTestStore(engine);
       try {
-        const ingest = new Ingestor(store, { isMainnet: false, logger: silentLogger });
-        const chain = new ChainBuilder();
-        const b1 = chain.block();
-        await ingest.apply('/new_block', b1.body);
-        const pay = await signedTransfer({ from: 1, to: bob(), amount: 700, fee: 50, nonce: 0 });
-        await ingest.apply('/new_mempool_tx', JSON.stringify([pay.raw]));
-        const a2 = chain.block({
-          txs: [{ tx: pay, transfer: { recipient: bob(), amount: 700 } }],
-          fork: 'a',
-        });
-        await ingest.apply('/new_block', a2.body);
+        const chain = new TestChain(new Ingestor(store, { isMainnet: false, logger: silentLogger }));
+        const b1 = await chain.block();
+        const pay = await transferTx({ from: 'alice', to: bob(), amount: 700, fee: 50, nonce: 0 });
+        await chain.mempool([pay]);
+        const a2 = await chain.block({ txs: [paid(pay, bob(), 700)] });
         assert.equal(await minedCanonically(store, pay.txid), a2.index_block_hash);
         assert.equal(await stxBalance(store, bob()), '700');
 
         // A sibling at the same height stays non-canonical...
-        const b2 = chain.block({ parent: b1, fork: 'b' });
-        await ingest.apply('/new_block', b2.body);
+        const b2 = await chain.block({ parent: b1 });
         assert.equal(await minedCanonically(store, pay.txid), a2.index_block_hash);
         // ...until a child makes its fork the higher one.
-        const b3 = chain.block({ parent: b2, fork: 'b' });
-        await ingest.apply('/new_block', b3.body);
+        const b3 = await chain.block({ parent: b2 });
         const [tip] = await store.sql<{ index_block_hash: string; block_height: number }[]>`
           SELECT index_block_hash, block_height FROM chain_tip`;
-        assert.deepEqual(tip, { index_block_hash: b3.index_block_hash, block_height: 3 });
+        assert.deepEqual({ ...tip }, { index_block_hash: b3.index_block_hash, block_height: 3 });
         assert.equal(await minedCanonically(store, pay.txid), null);
         assert.deepEqual(await mempoolRow(store, pay.txid), {
           pruned: false,
@@ -143,10 +138,8 @@ for (const engine of engines) {
         assert.equal(blocks.canonical, '1:true,2:false,2:true,3:true');
 
         // The first fork comes back higher: the tx is mined again, the mempool row pruned.
-        const a3 = chain.block({ parent: a2, fork: 'a' });
-        const a4 = chain.block({ parent: a3, fork: 'a' });
-        await ingest.apply('/new_block', a3.body);
-        await ingest.apply('/new_block', a4.body);
+        const a3 = await chain.block({ parent: a2 });
+        await chain.block({ parent: a3 });
         assert.equal(await minedCanonically(store, pay.txid), a2.index_block_hash);
         assert.equal((await mempoolRow(store, pay.txid)).pruned, true);
         assert.equal(await stxBalance(store, bob()), '700');
@@ -161,27 +154,15 @@ for (const engine of engines) {
     test('microblocks: unconfirmed txs, confirmation by the next block, orphaning', async () => {
       const store = await openTestStore(engine);
       try {
-        const ingest = new Ingestor(store, { isMainnet: false, logger: silentLogger });
-        const chain = new ChainBuilder();
-        const b1 = chain.block();
-        await ingest.apply('/new_block', b1.body);
-        const t1 = await signedTransfer({ from: 1, to: bob(), amount: 20, fee: 10, nonce: 0 });
-        const t2 = await signedTransfer({ from: 1, to: bob(), amount: 30, fee: 10, nonce: 1 });
-        await ingest.apply('/new_mempool_tx', JSON.stringify([t1.raw, t2.raw]));
-        const m0 = { hash: microblockHash('m0'), sequence: 0, parent: b1.block_hash };
-        const m1 = { hash: microblockHash('m1'), sequence: 1, parent: m0.hash };
-        await ingest.apply(
-          '/new_microblocks',
-          chain.microblocks({
-            txs: [
-              { tx: t1, transfer: { recipient: bob(), amount: 20 }, microblock: m0 },
-              { tx: t2, transfer: { recipient: bob(), amount: 30 }, microblock: m1 },
-            ],
-          }),
-        );
-        const unconfirmed = await store.sql<{ tx_id: string; block_height: number }[]>`
-          SELECT tx_id, block_height FROM txs WHERE index_block_hash = '' AND canonical AND microblock_canonical
-          ORDER BY tx_id`;
+        const chain = new TestChain(new Ingestor(store, { isMainnet: false, logger: silentLogger }));
+        const b1 = await chain.block();
+        const t1 = await transferTx({ from: 'alice', to: bob(), amount: 20, fee: 10, nonce: 0 });
+        const t2 = await transferTx({ from: 'alice', to: bob(), amount: 30, fee: 10, nonce: 1 });
+        await chain.mempool([t1, t2]);
+        const m0 = await chain.microblock({ txs: [paid(t1, bob(), 20)] });
+        const m1 = await chain.microblock({ txs: [paid(t2, bob(), 30)], previous: m0 });
+        const unconfirmed = await store.sql<{ block_height: number }[]>`
+          SELECT block_height FROM txs WHERE index_block_hash = '' AND canonical AND microblock_canonical`;
         assert.deepEqual(
           unconfirmed.map((r) => r.block_height),
           [2, 2],
@@ -192,11 +173,7 @@ for (const engine of engines) {
         assert.equal(tip.microblock_hash, m1.hash);
 
         // The next block confirms only m0: t1 is mined in it, t2 (in m1) goes back to the mempool.
-        const b2 = chain.block({
-          txs: [{ tx: t1, transfer: { recipient: bob(), amount: 20 }, microblock: m0 }],
-          parentMicroblock: { hash: m0.hash, sequence: 0 },
-        });
-        await ingest.apply('/new_block', b2.body);
+        const b2 = await chain.block({ confirms: [m0] });
         assert.equal(await minedCanonically(store, t1.txid), b2.index_block_hash);
         assert.equal(await minedCanonically(store, t2.txid), null);
         assert.deepEqual(await mempoolRow(store, t2.txid), {
@@ -207,8 +184,7 @@ for (const engine of engines) {
         assert.equal(await stxBalance(store, bob()), '20');
         const micro = await store.sql<
           { microblock_hash: string; microblock_canonical: boolean; index_block_hash: string }[]
-        >`
-          SELECT microblock_hash, microblock_canonical, index_block_hash FROM microblocks ORDER BY microblock_sequence`;
+        >`SELECT microblock_hash, microblock_canonical, index_block_hash FROM microblocks ORDER BY microblock_sequence`;
         assert.deepEqual(
           [...micro],
           [
@@ -218,16 +194,8 @@ for (const engine of engines) {
         );
 
         // Microblocks built on a block that is not the tip are ignored.
-        const late = await signedTransfer({ from: 4, to: bob(), amount: 1, fee: 1, nonce: 0 });
-        await ingest.apply(
-          '/new_microblocks',
-          chain.microblocks({
-            parent: b1,
-            txs: [
-              { tx: late, microblock: { hash: microblockHash('late'), sequence: 0, parent: b1.block_hash } },
-            ],
-          }),
-        );
+        const late = await transferTx({ from: 'dave', to: bob(), amount: 1, fee: 1, nonce: 0 });
+        await chain.microblock({ txs: [paid(late, bob(), 1)], parent: b1 });
         const [lateRows] = await store.sql<
           { n: number }[]
         >`SELECT count(*)::int AS n FROM txs WHERE tx_id = ${late.txid}`;

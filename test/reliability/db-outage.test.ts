@@ -39,7 +39,7 @@ interface Window {
 describe('PostgreSQL outage under load (postgres)', () => {
   test('API 503 within 1 s, observer 5xx, both recover without a restart, nothing lost', async () => {
     // Acknowledged commits must survive an immediate shutdown: synchronous commit on for this cluster.
-    const pg = await startPostgres({ synchronousCommit: true });
+    const pg = await startPostgres({ settings: ['synchronous_commit=on'] });
     const { messages, report } = await generatedMessages({
       blocks: 60,
       accounts: 40,

@@ -28,7 +28,7 @@ export async function openTestDatabase(engine: Engine): Promise<Database> {
   return openDatabase({ url: await createTestDatabaseUrl(), pgliteDir: '', poolMax: 2 });
 }
 
-/** A new, empty (not migrated) PostgreSQL database in the test cluster, for a process the test starts. */
+/** A new, empty (not migrated) database in the test cluster; its URL (for child processes, `serve`...). */
 export async function createTestDatabaseUrl(): Promise<string> {
   const adminUrl = await postgresAdminUrl();
   const { default: postgres } = await import('postgres');

@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,42 +62,43 @@ function asPostgresUser(cmd: string, args: string[]): [string, string[]] {
   return isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
 }
 
-export async function startPostgres(
-  options: {
-    fsync?: boolean;
-    /** default off (fast tests); on when a test stops the server with `immediate` and needs what it acknowledged */
-    synchronousCommit?: boolean;
-  } = {},
-): Promise<TestPostgres> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'stacks-api-pg-'));
-  chmodSync(dataDir, 0o777);
-  if (isRoot) execFileSync('chown', ['postgres', dataDir]);
-  const port = await freePort();
-  const [initCmd, initArgs] = asPostgresUser(findPostgresBin('initdb'), [
-    '-D',
-    join(dataDir, 'data'),
-    '-U',
-    'postgres',
-    '--auth=trust',
-    '--encoding=UTF8',
-    '--locale=C',
-  ]);
-  execFileSync(initCmd, initArgs, { stdio: 'pipe' });
-  const settings = [
+export interface StartPostgresOptions {
+  fsync?: boolean;
+  /** Ready to feed streaming replicas (see startReplica): WAL senders and replication slots allowed. */
+  replication?: boolean;
+  /** Extra `name=value` server settings (benchmarks: production-sized buffers, pg_stat_statements, ...). */
+  settings?: string[];
+}
+
+/** Server settings of every test cluster: loopback only, its own socket directory, speed over durability. */
+function baseSettings(dataDir: string, fsync: boolean): string[] {
+  return [
     'listen_addresses=127.0.0.1',
     `unix_socket_directories=${dataDir}`,
-    `fsync=${options.fsync ? 'on' : 'off'}`,
-    `synchronous_commit=${options.synchronousCommit ? 'on' : 'off'}`,
+    `fsync=${fsync ? 'on' : 'off'}`,
+    'synchronous_commit=off',
     'full_page_writes=off',
     'max_connections=200',
     'shared_buffers=256MB',
   ];
+}
+
+function runPgCtl(args: string[]) {
+  const [cmd, argv] = asPostgresUser(findPostgresBin('pg_ctl'), args);
+  execFileSync(cmd, argv, { stdio: 'pipe' });
+}
+
+/** A directory the server user can own (as root, chowned to `postgres`). */
+function clusterDir(): string {
+  const dataDir = mkdtempSync(join(tmpdir(), 'stacks-api-pg-'));
+  chmodSync(dataDir, 0o777);
+  if (isRoot) execFileSync('chown', ['postgres', dataDir]);
+  return dataDir;
+}
+
+/** Starts the server of a data directory on a port; returns the cluster handle. */
+async function launch(dataDir: string, port: number, settings: string[]): Promise<TestPostgres> {
   const pgData = join(dataDir, 'data');
-  const pgCtl = findPostgresBin('pg_ctl');
-  const run = (args: string[]) => {
-    const [cmd, argv] = asPostgresUser(pgCtl, args);
-    execFileSync(cmd, argv, { stdio: 'pipe' });
-  };
   const options_ = ['-p', String(port), ...settings.flatMap((s) => ['-c', s])].join(' ');
   const startArgs = [
     '-D',
@@ -111,10 +112,10 @@ export async function startPostgres(
     '60',
     'start',
   ];
-  run(startArgs);
-  // halt/start do not block the event loop: the process keeps serving (and measuring) meanwhile.
-  const runAsync = async (args: string[]) => {
-    const [cmd, argv] = asPostgresUser(pgCtl, args);
+  runPgCtl(startArgs);
+  // halt/start do not block the event loop: the test process keeps serving (and measuring) meanwhile.
+  const runPgCtlAsync = async (args: string[]) => {
+    const [cmd, argv] = asPostgresUser(findPostgresBin('pg_ctl'), args);
     await promisify(execFile)(cmd, argv);
   };
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -135,16 +136,65 @@ export async function startPostgres(
     },
     async stop() {
       try {
-        run(['-D', pgData, '-m', 'immediate', '-w', 'stop']);
+        runPgCtl(['-D', pgData, '-m', 'immediate', '-w', 'stop']);
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
       }
     },
     async halt(mode = 'fast') {
-      await runAsync(['-D', pgData, '-m', mode, '-w', '-t', '60', 'stop']);
+      await runPgCtlAsync(['-D', pgData, '-m', mode, '-w', '-t', '60', 'stop']);
     },
     async start() {
-      await runAsync(startArgs);
+      await runPgCtlAsync(startArgs);
     },
   };
+}
+
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
+  const dataDir = clusterDir();
+  const port = await freePort();
+  const [initCmd, initArgs] = asPostgresUser(findPostgresBin('initdb'), [
+    '-D',
+    join(dataDir, 'data'),
+    '-U',
+    'postgres',
+    '--auth=trust',
+    '--encoding=UTF8',
+    '--locale=C',
+  ]);
+  execFileSync(initCmd, initArgs, { stdio: 'pipe' });
+  const settings = baseSettings(dataDir, options.fsync ?? false);
+  if (options.replication) {
+    settings.push('wal_level=replica', 'max_wal_senders=4', 'max_replication_slots=4');
+    // initdb's trust setup already lets loopback replicate; said explicitly, for whoever reads the test.
+    appendFileSync(join(dataDir, 'data', 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
+  }
+  settings.push(...(options.settings ?? []));
+  return launch(dataDir, port, settings);
+}
+
+/**
+ * A hot-standby streaming replica of `primary` (started with `replication: true`): a base backup taken
+ * with `pg_basebackup -R` (which writes the standby configuration) on a port of its own. Read-only.
+ */
+export async function startReplica(primary: TestPostgres): Promise<TestPostgres> {
+  const dataDir = clusterDir();
+  const port = await freePort();
+  const [cmd, args] = asPostgresUser(findPostgresBin('pg_basebackup'), [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(primary.port),
+    '-U',
+    'postgres',
+    '-D',
+    join(dataDir, 'data'),
+    '-R',
+    '-X',
+    'stream',
+    '-c',
+    'fast',
+  ]);
+  execFileSync(cmd, args, { stdio: 'pipe' });
+  return launch(dataDir, port, [...baseSettings(dataDir, false), 'hot_standby=on']);
 }

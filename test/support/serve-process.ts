@@ -64,6 +64,7 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
       RATE_LIMIT_ENABLED: 'false',
       LOG_LEVEL: 'info',
       VESTING_FILE: '',
+      METRICS_ENABLED: 'false',
       ...options.env,
     },
   });

@@ -43,6 +43,8 @@ export interface AccessControlOptions {
   /** How long a verified key is trusted without a database query; a revocation takes effect within it. */
   keyCacheTtlMs?: number;
   counters?: AccessCounters;
+  /** Where key bookkeeping (last used) is written when `store` is a read-only replica: the primary. */
+  writeStore?: Store;
 }
 
 export const DEFAULT_WINDOW_MS = 60_000;
@@ -178,6 +180,7 @@ export async function registerAccessControl(
   const verifier = new ApiKeyVerifier(store, {
     cacheTtlMs: options.keyCacheTtlMs ?? DEFAULT_KEY_CACHE_TTL_MS,
     logger: app.log,
+    touchStore: options.writeStore,
   });
   app.decorateRequest('apiKey', null);
 

@@ -66,6 +66,8 @@ export interface ApiKeyVerifierOptions {
   maxEntries?: number;
   logger?: { debug(obj: object, msg: string): void };
   now?: () => number;
+  /** Where `last_used_at` is written, when the store keys are read from is a read-only replica. */
+  touchStore?: Store;
 }
 
 /**
@@ -127,7 +129,7 @@ export class ApiKeyVerifier {
 
   /** Best effort: a read-only replica cannot write, and a failed touch never fails a request. */
   private touch(id: string) {
-    touchApiKey(this.store.sql, id).catch((err: unknown) => {
+    touchApiKey((this.options.touchStore ?? this.store).sql, id).catch((err: unknown) => {
       this.options.logger?.debug(
         { key_id: id, err: (err as Error).message },
         'api key last_used_at not updated',

@@ -11,7 +11,7 @@ import {
   readAccountTxs,
 } from '../../store/read/account-txs.js';
 import { getAccountBalances } from '../../store/read/balances.js';
-import { getChainState } from '../../store/read/chain-state.js';
+import { cachedChainState } from '../../store/read/chain-state.js';
 import type { Store } from '../../store/store.js';
 import { etag } from '../plugins/etag.js';
 import {
@@ -87,7 +87,7 @@ function parseTxId(value: string): string {
 /** Answers change with the chain tip and the unconfirmed microblock stream; balances with the mempool too. */
 function chainEtag(store: Store, options: { withMempool: boolean }) {
   return etag(async () => {
-    const state = await getChainState(store.sql);
+    const state = await cachedChainState(store);
     if (!state.index_block_hash) return null;
     const mempool = options.withMempool ? `:${state.mempool_version}` : '';
     return `${state.index_block_hash}:${state.microblock_hash || '0x'}${mempool}`;
@@ -118,7 +118,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     async (request) => {
       const { principal } = request.params;
       const at = scopeRequest(request.query);
-      const scope = await resolveScope(store.sql, at);
+      const scope = await resolveScope(store.sql, at, (await cachedChainState(store)).block_height);
       const balances = await getAccountBalances(store.sql, principal, scope, {
         withPending: !('untilHeight' in at || 'untilHash' in at),
       });
@@ -174,7 +174,15 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       const at = scopeRequest(request.query);
       const page = height
         ? await listAccountTxsAtHeight(store.sql, principal, Math.min(height, MAX_HEIGHT))
-        : await listAccountTxs(store.sql, principal, await resolveScope(store.sql, at), { limit, offset });
+        : await listAccountTxs(
+            store.sql,
+            principal,
+            await resolveScope(store.sql, at, (await cachedChainState(store)).block_height),
+            {
+              limit,
+              offset,
+            },
+          );
       const records = sortByHeightAndIndex(await readAccountTxs(store.sql, principal, page.keys));
       return {
         limit,

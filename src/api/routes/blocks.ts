@@ -8,7 +8,7 @@ import {
   type BlockRecord,
   type BlockWithTxs,
 } from '../../store/read/blocks.js';
-import { getChainState } from '../../store/read/chain-state.js';
+import { cachedChainState } from '../../store/read/chain-state.js';
 import { etag } from '../plugins/etag.js';
 import { isDisguisedNumber } from '../plugins/strict-numbers.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
@@ -129,7 +129,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         const value = (request.params as { height_or_hash: string | number }).height_or_hash;
         // Only tags that name one block for good: latest, a height, or an index block hash.
         if (value !== 'latest' && typeof value !== 'number') return null;
-        const state = await getChainState(store.sql);
+        const state = await cachedChainState(store);
         return state.index_block_hash ? `${state.index_block_hash}:${String(value)}` : null;
       }),
     },
@@ -156,7 +156,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         response: { 200: BlockV1, ...errorResponses },
       },
       preHandler: etag(async () => {
-        const state = await getChainState(store.sql);
+        const state = await cachedChainState(store);
         return state.block_height > 0 ? state.microblock_hash || state.index_block_hash : null;
       }),
     },

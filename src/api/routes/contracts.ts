@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { isValidContractId } from '../../chain/address.js';
 import { InvalidRequestError } from '../../errors.js';
-import { getChainState } from '../../store/read/chain-state.js';
+import { cachedChainState } from '../../store/read/chain-state.js';
 import { findContractDeployments } from '../../store/read/contracts.js';
 import { etag } from '../plugins/etag.js';
 import { errorResponses } from '../schemas/common.js';
@@ -49,7 +49,7 @@ export const contractRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
           requestedIds(request.query as ContractStatusQuery);
         },
         etag(async () => {
-          const state = await getChainState(store.sql);
+          const state = await cachedChainState(store);
           return state.block_height > 0 ? state.microblock_hash || state.index_block_hash : null;
         }),
       ],

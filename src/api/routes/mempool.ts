@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { getChainState } from '../../store/read/chain-state.js';
+import { cachedChainState } from '../../store/read/chain-state.js';
 import {
   MempoolAggregatesCache,
   MempoolTypeGroup,
@@ -61,7 +61,7 @@ export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   const served = new WeakMap<FastifyRequest, MempoolAggregates>();
 
   async function snapshot(): Promise<MempoolAggregates> {
-    const state = await getChainState(store.sql);
+    const state = await cachedChainState(store);
     return cache.get(store.sql, mempoolStateKey(state), performance.now());
   }
 

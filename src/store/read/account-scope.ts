@@ -30,9 +30,11 @@ export function scopeWindow(scope: AccountScope): ScopeWindow {
   return { current: false, maxHeight: scope.height };
 }
 
-/** Resolves the effective height; an `until_block` hash that names no block is a NotFoundError. */
-export async function resolveScope(sql: Sql, request: ScopeRequest): Promise<AccountScope> {
-  const [{ tip }] = await sql<{ tip: number }[]>`SELECT block_height AS tip FROM chain_tip`;
+/**
+ * Resolves the effective height at chain tip `tip` (the height of the chain state the answer is tagged
+ * with); an `until_block` hash that names no block is a NotFoundError.
+ */
+export async function resolveScope(sql: Sql, request: ScopeRequest, tip: number): Promise<AccountScope> {
   if ('unanchored' in request) return { tip, height: request.unanchored ? tip + 1 : tip };
   if ('untilHeight' in request) return { tip, height: request.untilHeight };
   // A hash may name an orphaned block: the read then covers the canonical chain up to that block's height.

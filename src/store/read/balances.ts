@@ -61,6 +61,9 @@ export async function getAccountBalances(
   options: { withPending: boolean },
 ): Promise<AccountBalances> {
   const window = scopeWindow(scope);
+  if (window.current && !window.unconfirmed && options.withPending) {
+    return currentBalances(sql, principal, scope);
+  }
   const [stx, lock, fungible, nonFungible, pending, vesting] = await Promise.all([
     stxTotals(sql, principal, window),
     stxLock(sql, principal, scope),
@@ -202,6 +205,11 @@ async function stxLock(sql: Sql, principal: string, scope: AccountScope): Promis
     CROSS JOIN chain_tip c
     LEFT JOIN txs t ON t.tx_id = l.tx_id AND t.index_block_hash = l.index_block_hash
       AND t.microblock_hash = l.microblock_hash`;
+  return lockInForce(row);
+}
+
+/** The lock a principal's latest lock-changing event leaves, if still in force (see `stxLock`). */
+function lockInForce(row: LockRow | undefined | null): StxLock | null {
   if (!row || row.pox_name === 'handle-unlock' || row.amount === '0') return null;
   const forceUnlock = [
     row.pox_v1_unlock_height,
@@ -239,4 +247,75 @@ async function vestingSchedule(sql: Sql, principal: string): Promise<VestingRow[
   return sql<VestingRow[]>`
     SELECT value::text AS amount, block AS block_height FROM token_offering_locked
     WHERE address = ${principal} ORDER BY block`;
+}
+
+interface CurrentBalancesRow {
+  stx: StxTotals;
+  lock: LockRow | null;
+  ft: [string, string, string][];
+  nft: [string, string, string][];
+  pending: PendingTotals;
+  vesting: VestingRow[];
+}
+
+const byAsset = (a: AssetTotals, b: AssetTotals) => a.asset_identifier.localeCompare(b.asset_identifier);
+
+/**
+ * `getAccountBalances` at the tip without the unconfirmed stream (the default request), as one flat
+ * statement: the same reads as the general path (running totals, the latest lock-changing event, pending
+ * mempool totals, vesting), in one round trip and without composing fragments per call (each composed
+ * statement cost ~100 µs of client CPU, and six statements six protocol exchanges, on the hottest
+ * account read).
+ */
+async function currentBalances(sql: Sql, principal: string, scope: AccountScope): Promise<AccountBalances> {
+  const [row] = await sql<CurrentBalancesRow[]>`
+    SELECT
+      (SELECT json_build_object(
+          'total_sent', coalesce(max(b.total_sent), 0)::text,
+          'total_received', coalesce(max(b.total_received), 0)::text,
+          'total_fees_sent', coalesce(max(b.total_fees_sent), 0)::text,
+          'total_miner_rewards_received', coalesce(max(b.total_miner_rewards_received), 0)::text)
+        FROM stx_balances b WHERE b.principal = ${principal}) AS stx,
+      (SELECT row_to_json(l) FROM (
+        SELECT e.tx_id, e.pox_name, e.contract_id, e.amount::text AS amount, e.unlock_height, e.block_height,
+          (SELECT t.burn_block_height FROM txs t WHERE t.tx_id = e.tx_id
+            AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash) AS lock_burn_height,
+          (SELECT b.burn_block_height FROM blocks b WHERE b.canonical AND b.block_height = ${scope.tip}) AS burn_height,
+          c.pox_v1_unlock_height, c.pox_v2_unlock_height, c.pox_v3_unlock_height, c.pox_v4_unlock_height
+        FROM events e CROSS JOIN chain_tip c
+        WHERE e.locked_address = ${principal} AND (e.kind = ${EventKind.stxLock} OR e.pox_name IS NOT NULL)
+          AND e.canonical AND e.microblock_canonical
+        ORDER BY e.block_height DESC, e.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
+        LIMIT 1) AS l) AS lock,
+      (SELECT coalesce(json_agg(json_build_array(f.asset_identifier, f.total_sent::text, f.total_received::text)), '[]')
+        FROM ft_balances f
+        WHERE f.principal = ${principal} AND (f.total_sent <> 0 OR f.total_received <> 0)) AS ft,
+      (SELECT coalesce(json_agg(json_build_array(n.asset_identifier, n.sent_count::text, n.received_count::text)), '[]')
+        FROM nft_balances n
+        WHERE n.principal = ${principal} AND (n.sent_count <> 0 OR n.received_count <> 0)) AS nft,
+      json_build_object(
+        'inbound', (SELECT coalesce(sum(m.token_transfer_amount), 0) FROM mempool_txs m
+          WHERE NOT m.pruned AND m.token_transfer_recipient = ${principal})::text,
+        'outbound', ((SELECT coalesce(sum(coalesce(m.token_transfer_amount, 0) + m.fee_rate), 0) FROM mempool_txs m
+          WHERE NOT m.pruned AND m.sender_address = ${principal})
+        + (SELECT coalesce(sum(m.fee_rate), 0) FROM mempool_txs m
+          WHERE NOT m.pruned AND m.sponsored AND m.sponsor_address = ${principal}))::text) AS pending,
+      (SELECT coalesce(json_agg(json_build_object('amount', v.value::text, 'block_height', v.block) ORDER BY v.block), '[]')
+        FROM token_offering_locked v WHERE v.address = ${principal}) AS vesting`;
+  const assets = (list: [string, string, string][]) =>
+    list
+      .map(([asset_identifier, total_sent, total_received]) => ({
+        asset_identifier,
+        total_sent,
+        total_received,
+      }))
+      .sort(byAsset);
+  return {
+    stx: row.stx,
+    lock: lockInForce(row.lock),
+    fungible: assets(row.ft),
+    nonFungible: assets(row.nft),
+    pending: row.pending,
+    vesting: row.vesting,
+  };
 }

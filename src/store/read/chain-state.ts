@@ -1,4 +1,5 @@
 import type { Sql } from '../db.js';
+import type { Store } from '../store.js';
 
 export interface ChainState {
   block_height: number;
@@ -19,4 +20,76 @@ export async function getChainState(sql: Sql): Promise<ChainState> {
       mempool_version, extract(epoch FROM mempool_updated_at)::text AS mempool_updated_at
     FROM chain_tip`;
   return state;
+}
+
+/** Channel ingest notifies (in each message's transaction, so at commit) when the chain state may have changed. */
+export const CHAIN_STATE_CHANNEL = 'chain_state';
+
+/**
+ * How long a cached chain state is trusted without a word from ingest: the fallback should a notification
+ * be lost (the listening connection down, a writer that does not notify).
+ */
+export const CHAIN_STATE_TTL_MS = 1000;
+
+/**
+ * The chain state, read once and shared by the requests that follow instead of one query each (the ETag
+ * checks of most routes ask for it first: on a 2-core machine that query's round trip cost as much as the
+ * answer's own reads). Ingest in this process drops it after each message it applies; ingest in another
+ * process notifies on CHAIN_STATE_CHANNEL (see `listenForChainState`); past CHAIN_STATE_TTL_MS it is read
+ * again anyway.
+ */
+class ChainStateCache {
+  private state: Promise<ChainState> | undefined;
+  private loadedAt = 0;
+
+  get(sql: Sql, now: number): Promise<ChainState> {
+    if (this.state && now - this.loadedAt < CHAIN_STATE_TTL_MS) return this.state;
+    const loading = getChainState(sql);
+    this.state = loading;
+    this.loadedAt = now;
+    // a failed read (database down) is not kept: the next request tries again
+    loading.catch(() => {
+      if (this.state === loading) this.state = undefined;
+    });
+    return loading;
+  }
+
+  /** A read in flight when the state changed is still answered to those who asked, but not kept. */
+  invalidate(): void {
+    this.state = undefined;
+  }
+}
+
+// One cache per database (stores wrapping the same database share it).
+const caches = new WeakMap<object, ChainStateCache>();
+
+function cacheOf(store: Store): ChainStateCache {
+  let cache = caches.get(store.db);
+  if (!cache) {
+    cache = new ChainStateCache();
+    caches.set(store.db, cache);
+  }
+  return cache;
+}
+
+/** The chain state as of at most CHAIN_STATE_TTL_MS ago, or as of the last change ingest announced. */
+export function cachedChainState(store: Store): Promise<ChainState> {
+  return cacheOf(store).get(store.sql, performance.now());
+}
+
+/** Ingest changed the chain state (called after its transaction committed). */
+export function chainStateChanged(store: Store): void {
+  cacheOf(store).invalidate();
+}
+
+/**
+ * Drops the cached chain state whenever a writer in another process announces a change (PostgreSQL only:
+ * PGlite is only ever written by this process). Returns the function that stops listening.
+ */
+export async function listenForChainState(store: Store): Promise<() => Promise<void>> {
+  if (store.engine !== 'postgres') return async () => {};
+  const invalidate = () => chainStateChanged(store);
+  // onlisten runs again after a reconnect: what was missed meanwhile is covered by dropping the state
+  const { unlisten } = await store.db.sql.listen(CHAIN_STATE_CHANNEL, invalidate, invalidate);
+  return unlisten;
 }

@@ -1,5 +1,5 @@
 import type { TransactionSql } from '../db.js';
-import { bulkInsert, type ColumnSpec } from './bulk.js';
+import { bulkInsert, columnArrays, PREPARED, type ColumnSpec } from './bulk.js';
 import type {
   BlockRow,
   ChainRows,
@@ -164,26 +164,65 @@ export const microblockColumns: ColumnSpec<MicroblockRow> = [
   ['received_at', 'int8'],
 ];
 
-export async function insertBlock(sql: TransactionSql, block: BlockRow): Promise<void> {
-  await bulkInsert(sql, 'blocks', blockColumns, [block]);
+// The insert helpers send their statements at once and need not be awaited one by one (see `sendAll`).
+
+export function insertBlock(sql: TransactionSql, block: BlockRow): Promise<unknown> {
+  return bulkInsert(sql, 'blocks', blockColumns, [block]);
 }
 
-export async function insertMinerRewards(sql: TransactionSql, rows: MinerRewardRow[]): Promise<void> {
-  await bulkInsert(sql, 'miner_rewards', minerRewardColumns, rows);
+export function insertMinerRewards(sql: TransactionSql, rows: MinerRewardRow[]): Promise<unknown> {
+  return bulkInsert(sql, 'miner_rewards', minerRewardColumns, rows);
 }
 
-/** Inserts the txs, events, deployed contracts and principal index rows of a block or microblock batch. */
-export async function insertChainRows(sql: TransactionSql, rows: ChainRows): Promise<void> {
-  await bulkInsert(sql, 'txs', txColumns, rows.txs, 'ON CONFLICT DO NOTHING');
-  await bulkInsert(sql, 'events', eventColumns, rows.events, 'ON CONFLICT DO NOTHING');
-  await bulkInsert(
-    sql,
-    'smart_contracts',
-    smartContractColumns,
-    rows.smartContracts,
-    'ON CONFLICT DO NOTHING',
-  );
-  await bulkInsert(sql, 'principal_txs', principalTxColumns, rows.principalTxs, 'ON CONFLICT DO NOTHING');
+/**
+ * Inserts the txs, events, deployed contracts and principal index rows of a block or microblock batch.
+ * With `ordinals` (rows of a block that is canonical as it arrives) the principal index rows are numbered
+ * on insert, after each principal's current count, and the counts raised in the same statement: what
+ * `assignOrdinals` does afterwards for blocks that become canonical later (a reorg), without rewriting rows.
+ */
+export function insertChainRows(
+  sql: TransactionSql,
+  rows: ChainRows,
+  options: { ordinals?: boolean } = {},
+): Promise<unknown> {
+  return Promise.all([
+    bulkInsert(sql, 'txs', txColumns, rows.txs, 'ON CONFLICT DO NOTHING'),
+    bulkInsert(sql, 'events', eventColumns, rows.events, 'ON CONFLICT DO NOTHING'),
+    bulkInsert(sql, 'smart_contracts', smartContractColumns, rows.smartContracts, 'ON CONFLICT DO NOTHING'),
+    options.ordinals
+      ? insertPrincipalTxsWithOrdinals(sql, rows.principalTxs)
+      : bulkInsert(sql, 'principal_txs', principalTxColumns, rows.principalTxs, 'ON CONFLICT DO NOTHING'),
+  ]);
+}
+
+function insertPrincipalTxsWithOrdinals(sql: TransactionSql, rows: PrincipalTxRow[]): Promise<unknown> {
+  if (rows.length === 0) return Promise.resolve();
+  // Ranked in chain order (height, microblock sequence, tx index) as `assignOrdinals` does; the join reads
+  // the counts as they were before this statement.
+  return sql
+    .unsafe(
+      `WITH inserted AS (
+        INSERT INTO principal_txs (principal, tx_id, index_block_hash, microblock_hash, block_height,
+          microblock_sequence, tx_index, canonical, microblock_canonical, ordinal)
+        SELECT u.principal, u.tx_id, u.index_block_hash, u.microblock_hash, u.block_height,
+          u.microblock_sequence, u.tx_index, u.canonical, u.microblock_canonical,
+          coalesce(s.tx_count, 0) + row_number() OVER (
+            PARTITION BY u.principal ORDER BY u.block_height, u.microblock_sequence, u.tx_index)
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int4[], $6::int4[], $7::int4[],
+            $8::bool[], $9::bool[])
+          AS u(principal, tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence,
+            tx_index, canonical, microblock_canonical)
+          LEFT JOIN principal_stats s ON s.principal = u.principal
+        ON CONFLICT DO NOTHING
+        RETURNING principal
+      )
+      INSERT INTO principal_stats AS s (principal, tx_count)
+      SELECT principal, count(*) FROM inserted GROUP BY principal
+      ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count`,
+      columnArrays(sql, principalTxColumns, rows),
+      PREPARED,
+    )
+    .execute();
 }
 
 export interface StoredBlock {

@@ -10,7 +10,8 @@ export interface BurnBlockRow {
 
 /**
  * Records a burn block. The newest burn block at a height wins: any other block at that height or above
- * belongs to a burnchain fork the node abandoned. Returns false when the block was already known.
+ * belongs to a burnchain fork the node abandoned (`orphanOtherBurnBlocks`, to run when this one was added).
+ * Returns false when the block was already known.
  */
 export async function insertBurnBlock(sql: TransactionSql, row: BurnBlockRow): Promise<boolean> {
   const inserted = await sql`
@@ -19,9 +20,15 @@ export async function insertBurnBlock(sql: TransactionSql, row: BurnBlockRow): P
     VALUES (${row.burn_block_hash}, ${row.burn_block_height}, ${row.burn_amount},
       ${sql.json(row.reward_recipients as never)}, ${sql.json(row.reward_slot_holders as never)}, true)
     ON CONFLICT (burn_block_hash) DO NOTHING`;
-  if (inserted.count === 0) return false;
-  await sql`
+  return inserted.count > 0;
+}
+
+/** Other burn blocks at this one's height or above are no longer canonical. Sent at once (see `sendAll`). */
+export function orphanOtherBurnBlocks(
+  sql: TransactionSql,
+  row: Pick<BurnBlockRow, 'burn_block_hash' | 'burn_block_height'>,
+): Promise<unknown> {
+  return sql`
     UPDATE burn_blocks SET canonical = false
-    WHERE burn_block_height >= ${row.burn_block_height} AND burn_block_hash <> ${row.burn_block_hash} AND canonical`;
-  return true;
+    WHERE burn_block_height >= ${row.burn_block_height} AND burn_block_hash <> ${row.burn_block_hash} AND canonical`.execute();
 }

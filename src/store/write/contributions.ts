@@ -5,14 +5,17 @@ import { EventKind } from './rows.js';
 // principal transaction ordinals. Applied with +1 when blocks become canonical and -1 when a reorg orphans
 // them; orphaned blocks are always the newest ones, so the ordinals they free are the tail of each list.
 
-/** Adds (sign 1) or removes (sign -1) the balance contributions of the given blocks. */
-export async function applyBalanceContributions(
+/**
+ * Adds (sign 1) or removes (sign -1) the balance contributions of the given blocks. The three statements
+ * are sent at once (see `sendAll`).
+ */
+export function applyBalanceContributions(
   sql: TransactionSql,
   indexBlockHashes: string[],
   sign: 1 | -1,
-): Promise<void> {
-  if (indexBlockHashes.length === 0) return;
-  await sql`
+): Promise<unknown> {
+  if (indexBlockHashes.length === 0) return Promise.resolve();
+  const stx = sql`
     WITH parts (principal, sent, received, fees, rewards) AS (
       SELECT sender, amount, 0, 0, 0 FROM events
         WHERE index_block_hash = ANY(${indexBlockHashes}) AND kind = ${EventKind.stxAsset} AND sender IS NOT NULL
@@ -34,9 +37,9 @@ export async function applyBalanceContributions(
       total_sent = b.total_sent + excluded.total_sent,
       total_received = b.total_received + excluded.total_received,
       total_fees_sent = b.total_fees_sent + excluded.total_fees_sent,
-      total_miner_rewards_received = b.total_miner_rewards_received + excluded.total_miner_rewards_received`;
+      total_miner_rewards_received = b.total_miner_rewards_received + excluded.total_miner_rewards_received`.execute();
 
-  await sql`
+  const ft = sql`
     WITH parts (principal, asset_identifier, sent, received) AS (
       SELECT sender, asset_identifier, amount, 0 FROM events
         WHERE index_block_hash = ANY(${indexBlockHashes}) AND kind = ${EventKind.ftAsset} AND sender IS NOT NULL
@@ -49,9 +52,9 @@ export async function applyBalanceContributions(
     FROM parts GROUP BY principal, asset_identifier
     ON CONFLICT (principal, asset_identifier) DO UPDATE SET
       total_sent = b.total_sent + excluded.total_sent,
-      total_received = b.total_received + excluded.total_received`;
+      total_received = b.total_received + excluded.total_received`.execute();
 
-  await sql`
+  const nft = sql`
     WITH parts (principal, asset_identifier, sent, received) AS (
       SELECT sender, asset_identifier, 1, 0 FROM events
         WHERE index_block_hash = ANY(${indexBlockHashes}) AND kind = ${EventKind.nftAsset} AND sender IS NOT NULL
@@ -64,7 +67,8 @@ export async function applyBalanceContributions(
     FROM parts GROUP BY principal, asset_identifier
     ON CONFLICT (principal, asset_identifier) DO UPDATE SET
       sent_count = b.sent_count + excluded.sent_count,
-      received_count = b.received_count + excluded.received_count`;
+      received_count = b.received_count + excluded.received_count`.execute();
+  return Promise.all([stx, ft, nft]);
 }
 
 /**

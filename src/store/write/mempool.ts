@@ -1,6 +1,7 @@
 import type { TransactionSql } from '../db.js';
 import { decodedTxColumns } from './blocks.js';
-import { bulkInsert, type ColumnSpec } from './bulk.js';
+import { bulkInsert, sendAll, type ColumnSpec } from './bulk.js';
+import { touchMempool } from './tip.js';
 import { MempoolStatus, type MempoolTxRow } from './rows.js';
 
 const mempoolColumns: ColumnSpec<MempoolTxRow> = [
@@ -20,51 +21,57 @@ export const MEMPOOL_GC_MINUTES = 2560;
 /**
  * Adds txs the node accepted into its mempool. A tx already known and pending is left alone; one that
  * was pruned without being mined is revived; one already mined on the canonical chain is kept pruned.
- * Returns the number of rows that changed.
+ * When anything changed, the mempool is marked changed at `at`. Returns the number of rows that changed.
+ * (The two reads are sent together, then the writes: see `sendAll`.)
  */
-export async function receiveMempoolTxs(sql: TransactionSql, rows: MempoolTxRow[]): Promise<number> {
+export async function receiveMempoolTxs(
+  sql: TransactionSql,
+  rows: MempoolTxRow[],
+  at: Date,
+): Promise<number> {
   if (rows.length === 0) return 0;
   const txIds = rows.map((r) => r.tx_id);
-  const mined = new Set(
-    (
-      await sql<{ tx_id: string }[]>`
-        SELECT DISTINCT tx_id FROM txs WHERE tx_id = ANY(${txIds}) AND canonical AND microblock_canonical`
-    ).map((r) => r.tx_id),
-  );
-  const existing = new Map(
-    (
-      await sql<{ tx_id: string; pruned: boolean }[]>`
-        SELECT tx_id, pruned FROM mempool_txs WHERE tx_id = ANY(${txIds})`
-    ).map((r) => [r.tx_id, r.pruned]),
-  );
+  const [minedRows, existingRows] = await Promise.all([
+    sql<{ tx_id: string }[]>`
+      SELECT DISTINCT tx_id FROM txs WHERE tx_id = ANY(${txIds}) AND canonical AND microblock_canonical`.execute(),
+    sql<{ tx_id: string; pruned: boolean }[]>`
+      SELECT tx_id, pruned FROM mempool_txs WHERE tx_id = ANY(${txIds})`.execute(),
+  ]);
+  const mined = new Set(minedRows.map((r) => r.tx_id));
+  const existing = new Map(existingRows.map((r) => [r.tx_id, r.pruned]));
   const inserts = rows
     .filter((r) => !existing.has(r.tx_id))
     .map((r) => (mined.has(r.tx_id) ? { ...r, pruned: true } : r));
   const revive = rows.filter((r) => existing.get(r.tx_id) === true && !mined.has(r.tx_id));
-  await bulkInsert(sql, 'mempool_txs', mempoolColumns, inserts, 'ON CONFLICT (tx_id) DO NOTHING');
-  for (const r of revive) {
-    await sql`
-      UPDATE mempool_txs SET pruned = false, status = ${MempoolStatus.pending}, replaced_by_tx_id = NULL,
-        receipt_time = ${r.receipt_time}, receipt_block_height = ${r.receipt_block_height}
-      WHERE tx_id = ${r.tx_id}`;
-  }
+  const changed = inserts.length + revive.length;
+  if (changed === 0) return 0;
   const pending = [...inserts.filter((r) => !r.pruned), ...revive];
-  await resolveReplaceByFee(sql, pending);
-  return inserts.length + revive.length;
+  await sendAll([
+    bulkInsert(sql, 'mempool_txs', mempoolColumns, inserts, 'ON CONFLICT (tx_id) DO NOTHING'),
+    ...revive.map((r) =>
+      sql`
+        UPDATE mempool_txs SET pruned = false, status = ${MempoolStatus.pending}, replaced_by_tx_id = NULL,
+          receipt_time = ${r.receipt_time}, receipt_block_height = ${r.receipt_block_height}
+        WHERE tx_id = ${r.tx_id}`.execute(),
+    ),
+    resolveReplaceByFee(sql, pending),
+    touchMempool(sql, at),
+  ]);
+  return changed;
 }
 
 /**
  * Among pending txs that spend the same (payer, nonce), the highest fee wins (latest receipt on a tie);
  * the others are dropped as replaced by fee.
  */
-async function resolveReplaceByFee(
+function resolveReplaceByFee(
   sql: TransactionSql,
   txs: { sender_address: string; nonce: number; sponsored: boolean; sponsor_address: string | null }[],
-): Promise<void> {
-  if (txs.length === 0) return;
+): Promise<unknown> {
+  if (txs.length === 0) return Promise.resolve();
   const senders = txs.map((t) => t.sender_address);
   const nonces = txs.map((t) => t.nonce);
-  await sql`
+  return sql`
     WITH keys AS (
       SELECT DISTINCT sender_address, nonce FROM unnest(${senders}::text[], ${nonces}::int8[]) AS k(sender_address, nonce)
     ),
@@ -76,25 +83,27 @@ async function resolveReplaceByFee(
     )
     UPDATE mempool_txs AS m SET pruned = true, status = ${MempoolStatus.dropped_replace_by_fee},
       replaced_by_tx_id = ranked.winner
-    FROM ranked WHERE m.tx_id = ranked.tx_id AND ranked.rank > 1`;
+    FROM ranked WHERE m.tx_id = ranked.tx_id AND ranked.rank > 1`.execute();
 }
 
 /**
  * Prunes txs mined on the canonical chain, and pending txs that spend the same (payer, nonce) as a mined
  * one: those can never be mined, the mined tx replaced them.
  */
-export async function pruneMinedTxs(sql: TransactionSql, indexBlockHashes: string[]): Promise<void> {
-  if (indexBlockHashes.length === 0) return;
-  await sql`
-    UPDATE mempool_txs AS m SET pruned = true
-    FROM txs t
-    WHERE t.index_block_hash = ANY(${indexBlockHashes}) AND m.tx_id = t.tx_id AND NOT m.pruned`;
-  await sql`
-    UPDATE mempool_txs AS m SET pruned = true, status = ${MempoolStatus.dropped_replace_by_fee},
-      replaced_by_tx_id = t.tx_id
-    FROM txs t
-    WHERE t.index_block_hash = ANY(${indexBlockHashes}) AND NOT m.pruned AND m.tx_id <> t.tx_id
-      AND m.sender_address = t.sender_address AND m.nonce = t.nonce`;
+export function pruneMinedTxs(sql: TransactionSql, indexBlockHashes: string[]): Promise<unknown> {
+  if (indexBlockHashes.length === 0) return Promise.resolve();
+  return Promise.all([
+    sql`
+      UPDATE mempool_txs AS m SET pruned = true
+      FROM txs t
+      WHERE t.index_block_hash = ANY(${indexBlockHashes}) AND m.tx_id = t.tx_id AND NOT m.pruned`.execute(),
+    sql`
+      UPDATE mempool_txs AS m SET pruned = true, status = ${MempoolStatus.dropped_replace_by_fee},
+        replaced_by_tx_id = t.tx_id
+      FROM txs t
+      WHERE t.index_block_hash = ANY(${indexBlockHashes}) AND NOT m.pruned AND m.tx_id <> t.tx_id
+        AND m.sender_address = t.sender_address AND m.nonce = t.nonce`.execute(),
+  ]);
 }
 
 /** Same as `pruneMinedTxs`, for txs of unconfirmed microblocks (identified by id). */
@@ -140,19 +149,18 @@ export async function restoreToMempool(
 }
 
 /** Drops pending txs that waited too long: 256 blocks, or 2560 minutes once blocks carry signer bitvecs. */
-export async function collectMempoolGarbage(
+export function collectMempoolGarbage(
   sql: TransactionSql,
   tipHeight: number,
   nakamoto: boolean,
   now: number,
-): Promise<void> {
+): Promise<unknown> {
   if (nakamoto) {
-    await sql`
+    return sql`
       UPDATE mempool_txs SET pruned = true, status = ${MempoolStatus.dropped_api_garbage_collect}
-      WHERE NOT pruned AND receipt_time < ${now - MEMPOOL_GC_MINUTES * 60}`;
-  } else {
-    await sql`
-      UPDATE mempool_txs SET pruned = true, status = ${MempoolStatus.dropped_api_garbage_collect}
-      WHERE NOT pruned AND receipt_block_height <= ${tipHeight - MEMPOOL_GC_BLOCKS}`;
+      WHERE NOT pruned AND receipt_time < ${now - MEMPOOL_GC_MINUTES * 60}`.execute();
   }
+  return sql`
+    UPDATE mempool_txs SET pruned = true, status = ${MempoolStatus.dropped_api_garbage_collect}
+    WHERE NOT pruned AND receipt_block_height <= ${tipHeight - MEMPOOL_GC_BLOCKS}`.execute();
 }

@@ -8,8 +8,8 @@ import type { MicroblockRow } from './rows.js';
 
 const STAGED_TABLES = ['txs', 'events', 'principal_txs', 'smart_contracts'] as const;
 
-export async function insertMicroblocks(sql: TransactionSql, rows: MicroblockRow[]): Promise<void> {
-  await bulkInsert(sql, 'microblocks', microblockColumns, rows, 'ON CONFLICT (microblock_hash) DO NOTHING');
+export function insertMicroblocks(sql: TransactionSql, rows: MicroblockRow[]): Promise<unknown> {
+  return bulkInsert(sql, 'microblocks', microblockColumns, rows, 'ON CONFLICT (microblock_hash) DO NOTHING');
 }
 
 export interface StoredMicroblock {
@@ -52,16 +52,16 @@ export async function microblockChain(
 }
 
 /** Records that `indexBlockHash` confirmed these microblocks. */
-export async function markMicroblocksConfirmed(
+export function markMicroblocksConfirmed(
   sql: TransactionSql,
   hashes: string[],
   block: { index_block_hash: string; block_height: number },
-): Promise<void> {
-  if (hashes.length === 0) return;
-  await sql`
+): Promise<unknown> {
+  if (hashes.length === 0) return Promise.resolve();
+  return sql`
     UPDATE microblocks SET index_block_hash = ${block.index_block_hash}, block_height = ${block.block_height},
       microblock_canonical = true
-    WHERE microblock_hash = ANY(${hashes})`;
+    WHERE microblock_hash = ANY(${hashes})`.execute();
 }
 
 /** Unconfirmed microblocks still canonical (the stream on the current tip), with their sequence. */
@@ -74,11 +74,13 @@ export async function unconfirmedMicroblocks(sql: TransactionSql): Promise<Store
 }
 
 /** Removes the staged rows of microblocks now confirmed by a block (the block holds their final rows). */
-export async function dropStagedRows(sql: TransactionSql, hashes: string[]): Promise<void> {
-  if (hashes.length === 0) return;
-  for (const table of STAGED_TABLES) {
-    await sql`DELETE FROM ${sql(table)} WHERE index_block_hash = '' AND microblock_hash = ANY(${hashes})`;
-  }
+export function dropStagedRows(sql: TransactionSql, hashes: string[]): Promise<unknown> {
+  if (hashes.length === 0) return Promise.resolve();
+  return Promise.all(
+    STAGED_TABLES.map((table) =>
+      sql`DELETE FROM ${sql(table)} WHERE index_block_hash = '' AND microblock_hash = ANY(${hashes})`.execute(),
+    ),
+  );
 }
 
 /** Orphans unconfirmed microblocks; returns the ids of their txs, to go back to the mempool. */

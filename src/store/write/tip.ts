@@ -17,13 +17,13 @@ export async function lockChainTip(sql: TransactionSql): Promise<ChainTip> {
   return tip;
 }
 
-export async function setChainTipBlock(
+export function setChainTipBlock(
   sql: TransactionSql,
   block: { block_height: number; index_block_hash: string; block_hash: string; burn_block_height: number },
   poxUnlockHeights: (number | null | undefined)[],
-): Promise<void> {
+): Promise<unknown> {
   const [v1, v2, v3, v4] = poxUnlockHeights.map((h) => h ?? null);
-  await sql`
+  return sql`
     UPDATE chain_tip SET
       block_height = ${block.block_height},
       index_block_hash = ${block.index_block_hash},
@@ -34,7 +34,7 @@ export async function setChainTipBlock(
       pox_v1_unlock_height = COALESCE(${v1}, pox_v1_unlock_height),
       pox_v2_unlock_height = COALESCE(${v2}, pox_v2_unlock_height),
       pox_v3_unlock_height = COALESCE(${v3}, pox_v3_unlock_height),
-      pox_v4_unlock_height = COALESCE(${v4}, pox_v4_unlock_height)`;
+      pox_v4_unlock_height = COALESCE(${v4}, pox_v4_unlock_height)`.execute();
 }
 
 export async function setChainTipMicroblock(
@@ -45,11 +45,11 @@ export async function setChainTipMicroblock(
   await sql`UPDATE chain_tip SET microblock_hash = ${hash}, microblock_sequence = ${sequence}`;
 }
 
-export async function raiseBurnTip(sql: TransactionSql, burnBlockHeight: number): Promise<void> {
-  await sql`UPDATE chain_tip SET burn_block_height = GREATEST(burn_block_height, ${burnBlockHeight})`;
+export function raiseBurnTip(sql: TransactionSql, burnBlockHeight: number): Promise<unknown> {
+  return sql`UPDATE chain_tip SET burn_block_height = GREATEST(burn_block_height, ${burnBlockHeight})`.execute();
 }
 
 /** Marks the mempool as changed: caches and ETags keyed on it are invalidated. */
-export async function touchMempool(sql: TransactionSql, at: Date): Promise<void> {
-  await sql`UPDATE chain_tip SET mempool_version = mempool_version + 1, mempool_updated_at = ${at}`;
+export function touchMempool(sql: TransactionSql, at: Date): Promise<unknown> {
+  return sql`UPDATE chain_tip SET mempool_version = mempool_version + 1, mempool_updated_at = ${at}`.execute();
 }

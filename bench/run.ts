@@ -1,0 +1,389 @@
+// `npm run bench`: the benchmark suite, end to end, on a throwaway PostgreSQL it starts.
+//
+//   (a) ingest: a generated chain of ~1,000,000 txs replayed through the ingestor, txs/s and blocks/s;
+//   (b) HTTP: every endpoint of the contract under autocannon (32 connections, 10 s per case) with realistic
+//       inputs, req/s, p50, p90, p99;
+//   (c) the ceiling: a bare Fastify route doing one primary-key lookup, same database and pool settings;
+//   (d) the same HTTP set on a 10,000-tx chain, so the growth of cost with history size shows.
+//
+// Chains are generated once into bench/out/ and reused. Results: bench/results/latest.json, latest.md,
+// latest.svg, and the marked section of bench/RESULTS.md.
+//
+//   npm run bench -- [--large-blocks 5000] [--small-blocks 50] [--txs-per-block 200] [--accounts 10000]
+//                    [--seconds 10] [--warmup 2] [--connections 32] [--durability full|off]
+//                    [--skip-large] [--no-record]
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import * as prettier from 'prettier';
+import { startPostgres } from '../test/support/postgres.js';
+import { httpCases, runCase, selectInputs, startServer, type HttpResult } from './http.js';
+import { benchChain, ingestInto, postmasterPid, type IngestResult } from './ingest.js';
+import { latencySvg } from './plot.js';
+
+const { values } = parseArgs({
+  options: {
+    'large-blocks': { type: 'string', default: '5000' },
+    'small-blocks': { type: 'string', default: '50' },
+    'txs-per-block': { type: 'string', default: '200' },
+    accounts: { type: 'string', default: '10000' },
+    seed: { type: 'string', default: 'bench' },
+    seconds: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '32' },
+    durability: { type: 'string', default: 'full' },
+    'skip-large': { type: 'boolean', default: false },
+    'no-record': { type: 'boolean', default: false },
+  },
+});
+
+const here = import.meta.dirname;
+const outDir = join(here, 'out');
+const resultsDir = join(here, 'results');
+const SECONDS = Number(values.seconds);
+const WARMUP = Number(values.warmup);
+const CONNECTIONS = Number(values.connections);
+
+/** Throughput targets of the issue: 10x the original API's figures on the same kind of machine. */
+const TARGET_REQ_PER_SEC: Record<string, number> = {
+  'GET /extended/v1/tx/:tx_id': 4600,
+  'GET /extended/v2/blocks/:height_or_hash': 15000,
+  'GET /extended/v1/address/:principal/balances': 8800,
+  'GET /extended/v1/address/:principal/transactions_with_transfers': 5000,
+  'GET /extended/v2/mempool/fees': 15000,
+};
+const TARGET_P99_MS = 20;
+const TARGET_CEILING_RATIO = 0.5;
+const TARGET_GROWTH = 2;
+const TARGET_INGEST_TXS_PER_SEC = 10_000;
+
+/**
+ * PostgreSQL durability during the run. `full` is PostgreSQL's default (fsync, full page writes, and a
+ * commit waits for its WAL flush): what production runs, each ingest message paying one WAL flush. `off`
+ * turns all three off (a disposable database, as the unit tests use).
+ */
+const DURABILITY: Record<string, { fsync: boolean; settings: string[] }> = {
+  full: { fsync: true, settings: ['synchronous_commit=on', 'full_page_writes=on'] },
+  off: { fsync: false, settings: ['synchronous_commit=off', 'full_page_writes=off'] },
+};
+
+/**
+ * Server memory and checkpoint spacing as a write-heavy production server of this size would have them
+ * (the test clusters' 256 MB of shared buffers is a tenth of what the 1M-tx chain's indexes need: past
+ * ~300k txs each block's random index inserts evicted dirty pages, and with fsync on an eviction may wait
+ * for a WAL flush). Everything else is PostgreSQL's default.
+ */
+const SERVER_SETTINGS = ['shared_buffers=2GB', 'max_wal_size=8GB', 'checkpoint_timeout=15min'];
+
+const load = () => loadavg().map((l) => Math.round(l * 100) / 100);
+const git = (...args: string[]) => {
+  try {
+    return execFileSync('git', args, { cwd: here, encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+};
+const log = (text: string) => process.stderr.write(`${text}\n`);
+
+interface ChainRun {
+  label: string;
+  file: string;
+  ingest: IngestResult;
+  inputs: { busy: { principal: string; txCount: number }; tipHeight: number };
+  http: HttpResult[];
+}
+
+async function main() {
+  const durability = DURABILITY[values.durability];
+  if (!durability) throw new Error('--durability is full or off');
+  const started = Date.now();
+  const env = {
+    date: new Date().toISOString(),
+    commit: `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no', '--', '.', '../src') ? ' (uncommitted changes)' : ''}`,
+    machine: {
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model ?? '',
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      postgres: '',
+    },
+    loadAverageBefore: load(),
+    loadAverageAfter: [] as number[],
+    durability: values.durability,
+    serverSettings: SERVER_SETTINGS,
+    connections: CONNECTIONS,
+    secondsPerCase: SECONDS,
+    warmupSeconds: WARMUP,
+    poolMax: Number(process.env.DB_POOL_MAX ?? 1),
+  };
+  log(
+    `bench: ${env.machine.cpus} CPUs (${env.machine.cpu}), ${env.machine.memoryGb} GB, node ${env.machine.node}, ` +
+      `commit ${env.commit}, load average ${env.loadAverageBefore.join(' ')}`,
+  );
+
+  const chainOptions = {
+    accounts: Number(values.accounts),
+    txsPerBlock: Number(values['txs-per-block']),
+    seed: values.seed,
+    dir: outDir,
+  };
+  const chains = [{ label: 'small', blocks: Number(values['small-blocks']) }];
+  if (!values['skip-large']) chains.push({ label: 'large', blocks: Number(values['large-blocks']) });
+  const files: Record<string, string> = {};
+  for (const c of chains) {
+    log(`chain "${c.label}": ${c.blocks} blocks of ~${chainOptions.txsPerBlock} txs`);
+    files[c.label] = (await benchChain({ ...chainOptions, blocks: c.blocks })).file;
+  }
+
+  const cluster = await startPostgres({
+    fsync: durability.fsync,
+    settings: [...SERVER_SETTINGS, ...durability.settings],
+  });
+  const pgPid = postmasterPid(cluster);
+  const runs: ChainRun[] = [];
+  try {
+    const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
+    env.machine.postgres = String((await admin`SHOW server_version`)[0].server_version);
+    await admin.end();
+    for (const c of chains) {
+      const url = await cluster.createDatabase(`bench_${c.label}`);
+      const ingest = await ingestInto(url, files[c.label], {
+        engine: 'postgres',
+        pgPid,
+        label: `ingest ${c.label}`,
+      });
+      log(
+        `ingest ${c.label}: ${ingest.canonicalTxs} txs, ${ingest.blocks} blocks in ${ingest.seconds.toFixed(1)} s: ` +
+          `${ingest.txsPerSecond} txs/s, ${ingest.blocksPerSecond} blocks/s ` +
+          `(CPU s: indexer ${ingest.cpuSeconds.indexer}, postgres ${ingest.cpuSeconds.postgres})`,
+      );
+      // a database serving reads has been vacuumed and analyzed (autovacuum would have by then)
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      await sql`VACUUM ANALYZE`;
+      const inputs = await selectInputs(sql as never);
+      await sql.end();
+
+      const http: HttpResult[] = [];
+      const cases = httpCases(inputs);
+      const api = await startServer('api', url);
+      const ceiling = await startServer('ceiling', url);
+      try {
+        for (const hc of cases) {
+          const server = hc.endpoint === 'ceiling' ? ceiling : api;
+          const r = await runCase(server.base, hc, {
+            seconds: SECONDS,
+            warmupSeconds: WARMUP,
+            connections: CONNECTIONS,
+            serverPid: server.pid,
+            pgPid,
+          });
+          http.push(r);
+          log(
+            `  ${c.label} | ${r.name}: ${r.reqPerSec} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms` +
+              (r.non2xx || r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : ''),
+          );
+        }
+      } finally {
+        await api.stop();
+        await ceiling.stop();
+      }
+      runs.push({
+        label: c.label,
+        file: files[c.label],
+        ingest,
+        inputs: { busy: inputs.busy, tipHeight: inputs.tipHeight },
+        http,
+      });
+    }
+  } finally {
+    await cluster.stop();
+  }
+  env.loadAverageAfter = load();
+  const minutes = Math.round(((Date.now() - started) / 60000) * 10) / 10;
+  const report = { ...env, minutes, targets: targetsSummary(runs), runs };
+
+  mkdirSync(resultsDir, { recursive: true });
+  await writeFormatted(join(resultsDir, 'latest.json'), JSON.stringify(report, null, 2));
+  const markdown = await format(join(resultsDir, 'latest.md'), renderMarkdown(report));
+  writeFileSync(join(resultsDir, 'latest.md'), markdown);
+  const small = runs.find((r) => r.label === 'small');
+  const large = runs.find((r) => r.label === 'large');
+  const svg = latencySvg(
+    (large ?? small)!.http.map((r, i) => ({
+      name: r.name,
+      small: small && { p50: small.http[i].latencyMs.p50, p99: small.http[i].latencyMs.p99 },
+      large: large && { p50: large.http[i].latencyMs.p50, p99: large.http[i].latencyMs.p99 },
+    })),
+    {
+      title: `Latency per endpoint, ${CONNECTIONS} connections (${env.date.slice(0, 10)}, ${env.commit})`,
+      small: small ? `${small.ingest.canonicalTxs.toLocaleString('en-US')}-tx chain` : '',
+      large: large ? `${large.ingest.canonicalTxs.toLocaleString('en-US')}-tx chain` : '',
+    },
+  );
+  writeFileSync(join(resultsDir, 'latest.svg'), svg);
+  if (!values['no-record']) await recordInResultsFile(markdown);
+  process.stdout.write(markdown);
+  log(`bench: done in ${minutes} min; bench/results/latest.{json,md,svg} written`);
+}
+
+interface Check {
+  what: string;
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+function targetsSummary(runs: ChainRun[]): Check[] {
+  const checks: Check[] = [];
+  const small = runs.find((r) => r.label === 'small');
+  const large = runs.find((r) => r.label === 'large');
+  const main = large ?? small;
+  if (!main) return checks;
+  checks.push({
+    what: `ingest (${main.label} chain)`,
+    target: `≥ ${TARGET_INGEST_TXS_PER_SEC.toLocaleString('en-US')} txs/s`,
+    measured: `${main.ingest.txsPerSecond.toLocaleString('en-US')} txs/s`,
+    met: main.ingest.txsPerSecond >= TARGET_INGEST_TXS_PER_SEC,
+  });
+  const ceiling = main.http.find((r) => r.endpoint === 'ceiling');
+  for (const r of main.http) {
+    if (r.endpoint === 'ceiling') continue;
+    const target = TARGET_REQ_PER_SEC[r.endpoint];
+    if (target !== undefined) {
+      checks.push({
+        what: `${r.name}: throughput`,
+        target: `≥ ${target.toLocaleString('en-US')} req/s`,
+        measured: `${r.reqPerSec.toLocaleString('en-US')} req/s`,
+        met: r.reqPerSec >= target,
+      });
+    }
+    if (r.singleRow && ceiling) {
+      const ratio = r.reqPerSec / ceiling.reqPerSec;
+      checks.push({
+        what: `${r.name}: share of the ceiling`,
+        target: `≥ ${TARGET_CEILING_RATIO * 100}%`,
+        measured: `${Math.round(ratio * 100)}%`,
+        met: ratio >= TARGET_CEILING_RATIO,
+      });
+    }
+    checks.push({
+      what: `${r.name}: p99`,
+      target: `≤ ${TARGET_P99_MS} ms`,
+      measured: `${r.latencyMs.p99} ms`,
+      met: r.latencyMs.p99 <= TARGET_P99_MS,
+    });
+    const s =
+      small && large ? small.http.find((x) => x.name === r.name || x.endpoint === r.endpoint) : undefined;
+    if (s && large) {
+      const growth = r.latencyMs.p50 / Math.max(s.latencyMs.p50, 0.01);
+      checks.push({
+        what: `${r.name}: p50 large / small chain`,
+        target: `≤ ${TARGET_GROWTH}×`,
+        measured: `${growth.toFixed(2)}×`,
+        met: growth <= TARGET_GROWTH,
+      });
+    }
+  }
+  return checks;
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+/** CPU microseconds per request (10 ms clock ticks over thousands of requests: a few µs of resolution) */
+const perRequest = (seconds: number, requests: number) =>
+  requests > 0 ? fmt(Math.round((seconds * 1e6) / requests)) : '';
+
+function renderMarkdown(report: {
+  date: string;
+  commit: string;
+  machine: { cpus: number; cpu: string; memoryGb: number; node: string; postgres: string };
+  loadAverageBefore: number[];
+  loadAverageAfter: number[];
+  durability: string;
+  serverSettings: string[];
+  minutes: number;
+  poolMax: number;
+  targets: Check[];
+  runs: ChainRun[];
+}): string {
+  const lines: string[] = [];
+  const m = report.machine;
+  lines.push(
+    `Run of ${report.date.slice(0, 16).replace('T', ' ')} UTC, commit ${report.commit}, ${report.minutes} min end to end.`,
+    `Machine: ${m.cpus} × ${m.cpu}, ${m.memoryGb} GB; Node ${m.node}; PostgreSQL ${m.postgres} ` +
+      `(durability: ${report.durability === 'full' ? 'fsync on, synchronous_commit on, full_page_writes on' : 'fsync, synchronous_commit and full_page_writes off'}; ` +
+      `${report.serverSettings.join(', ')}); ` +
+      `DB_POOL_MAX ${report.poolMax}. Load average (1/5/15 min) before: ${report.loadAverageBefore.join(' / ')}, after: ${report.loadAverageAfter.join(' / ')}.`,
+    '',
+    '| chain | txs | blocks | ingest s | txs/s | blocks/s | CPU s indexer | CPU s postgres |',
+    '| ----- | --: | -----: | -------: | ----: | -------: | ------------: | -------------: |',
+  );
+  for (const r of report.runs) {
+    const i = r.ingest;
+    lines.push(
+      `| ${r.label} | ${fmt(i.canonicalTxs)} | ${fmt(i.blocks)} | ${i.seconds.toFixed(1)} | ${fmt(i.txsPerSecond)} | ${i.blocksPerSecond} | ${i.cpuSeconds.indexer} | ${i.cpuSeconds.postgres ?? ''} |`,
+    );
+  }
+  for (const r of report.runs) {
+    const ceiling = r.http.find((h) => h.endpoint === 'ceiling');
+    lines.push(
+      '',
+      `**HTTP, ${r.label} chain** (${fmt(r.ingest.canonicalTxs)} txs; busiest account ${fmt(r.inputs.busy.txCount)} txs):`,
+      '',
+      '| case | req/s | × ceiling | p50 ms | p90 ms | p99 ms | bytes | CPU µs/req server | CPU µs/req PG | non-2xx |',
+      '| ---- | ----: | --------: | -----: | -----: | -----: | ----: | ----------------: | ------------: | ------: |',
+    );
+    for (const h of r.http) {
+      const ratio = ceiling ? (h.reqPerSec / ceiling.reqPerSec).toFixed(2) : '';
+      lines.push(
+        `| ${h.name} | ${fmt(h.reqPerSec)} | ${ratio} | ${h.latencyMs.p50} | ${h.latencyMs.p90} | ${h.latencyMs.p99} | ${fmt(h.bytesPerResponse)} | ${perRequest(h.cpuSeconds.server, h.requests)} | ${perRequest(h.cpuSeconds.postgres, h.requests)} | ${h.non2xx + h.errors} |`,
+      );
+    }
+  }
+  lines.push(
+    '',
+    '**Targets:**',
+    '',
+    '| check | target | measured | met |',
+    '| ----- | ------ | -------: | :-: |',
+  );
+  for (const c of report.targets) {
+    lines.push(`| ${c.what} | ${c.target} | ${c.measured} | ${c.met ? 'yes' : '**no**'} |`);
+  }
+  lines.push('', '![latency per endpoint, small and large chain](results/latest.svg)', '');
+  return lines.join('\n');
+}
+
+const BEGIN = '<!-- bench:run:begin (written by npm run bench) -->';
+const END = '<!-- bench:run:end -->';
+
+/** The text as the repository's Prettier settings format it (the results are committed, and checked). */
+async function format(file: string, text: string): Promise<string> {
+  const config = (await prettier.resolveConfig(file)) ?? {};
+  return prettier.format(text, { ...config, filepath: file });
+}
+
+async function writeFormatted(file: string, text: string) {
+  writeFileSync(file, await format(file, text));
+}
+
+/** Replaces the marked section of bench/RESULTS.md (or appends one) with this run's tables. */
+async function recordInResultsFile(markdown: string) {
+  const file = join(here, 'RESULTS.md');
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
+  const section = `${BEGIN}\n\n${markdown}\n${END}`;
+  const start = text.indexOf(BEGIN);
+  const end = text.indexOf(END);
+  const next =
+    start >= 0 && end > start
+      ? text.slice(0, start) + section + text.slice(end + END.length)
+      : `${text.trimEnd()}\n\n## Benchmark suite (\`npm run bench\`)\n\n${section}\n`;
+  await writeFormatted(file, next);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

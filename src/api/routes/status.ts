@@ -1,0 +1,171 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Migration } from '../../store/migrate.js';
+import {
+  appliedMigrationVersions,
+  getDatabaseRole,
+  getIngestStatus,
+  ingestLagBlocks,
+  type IngestStatus,
+} from '../../store/read/status.js';
+import type { Store } from '../../store/store.js';
+import { errorResponses } from '../schemas/common.js';
+import { Health, Readiness, ServerStatus } from '../schemas/status.js';
+
+export interface StatusRouteOptions {
+  /** Where reads are served from (the primary, or a replica). */
+  store: Store;
+  /** The primary, when reads come from a replica: readiness reports how far behind the replica is. */
+  primary?: Store;
+  /** e.g. `v0.1.0 (main:abc1234)`. */
+  apiVersion: string;
+  /** The migrations this version of the code expects. */
+  migrations: Migration[];
+  /** Longest a readiness check waits for a database. */
+  readyTimeoutMs?: number;
+}
+
+class TimeoutError extends Error {}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function chainTip(status: IngestStatus): ServerStatus['chain_tip'] {
+  if (status.block_height === 0 && status.index_block_hash === '') return null;
+  return {
+    block_height: status.block_height,
+    block_hash: status.block_hash,
+    index_block_hash: status.index_block_hash,
+    ...(status.microblock_hash
+      ? { microblock_hash: status.microblock_hash, microblock_sequence: status.microblock_sequence }
+      : {}),
+    burn_block_height: status.burn_block_height,
+  };
+}
+
+/**
+ * Service routes: `GET /extended` (version, status, chain tip), `GET /health` (the process answers: for
+ * liveness probes, touches nothing) and `GET /ready` (the database answers and is migrated: for load
+ * balancers; ingest lag is reported, see docs/deploy.md). /health and /ready are outside access control.
+ */
+export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async (app, options) => {
+  const { store, primary, apiVersion, migrations } = options;
+  const timeoutMs = options.readyTimeoutMs ?? 2_000;
+
+  app.get(
+    '/extended',
+    {
+      schema: {
+        operationId: 'get_status',
+        summary: 'API status',
+        description: 'The server version, its status and the chain tip it serves.',
+        tags: ['Status'],
+        response: { 200: ServerStatus, ...errorResponses },
+      },
+    },
+    async () => {
+      const status = await getIngestStatus(store.sql);
+      return {
+        server_version: `stacks-read-api ${apiVersion}`,
+        status: 'ready',
+        chain_tip: chainTip(status),
+      };
+    },
+  );
+
+  app.get(
+    '/health',
+    {
+      schema: {
+        operationId: 'get_health',
+        summary: 'Liveness',
+        description: 'Answers 200 while the process is up; checks nothing else (use /ready for that).',
+        tags: ['Status'],
+        response: { 200: Health },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/ready',
+    {
+      schema: {
+        operationId: 'get_readiness',
+        summary: 'Readiness',
+        description:
+          '200 when the database answers and every migration is applied, 503 otherwise. Also reports the ' +
+          'ingest lag: blocks (burn blocks announced past the burn block of the Stacks tip) and seconds since ' +
+          'the last event-observer message, and on a replica how far it is behind the primary.',
+        tags: ['Status'],
+        response: {
+          200: {
+            ...Readiness,
+            'x-response-description': 'Ready: the database answers and is fully migrated',
+          },
+          503: { ...Readiness, 'x-response-description': 'Not ready: the body says what failed' },
+        },
+      },
+    },
+    async (_request, reply) => {
+      const body: Readiness = {
+        status: 'not_ready',
+        database: { reachable: false, engine: store.engine, role: null, replay_lag_seconds: null },
+        migrations: { applied: false, pending: [] },
+        ingest: null,
+      };
+      try {
+        const [role, applied, ingest] = await withTimeout(
+          Promise.all([
+            store.engine === 'postgres'
+              ? getDatabaseRole(store.sql)
+              : Promise.resolve({ in_recovery: false, replay_lag_seconds: null }),
+            appliedMigrationVersions(store.sql),
+            getIngestStatus(store.sql).catch(() => null),
+          ]),
+          timeoutMs,
+          'the database',
+        );
+        body.database = {
+          reachable: true,
+          engine: store.engine,
+          role: role.in_recovery ? 'replica' : 'primary',
+          replay_lag_seconds: role.replay_lag_seconds,
+        };
+        const pending = migrations.filter((m) => !applied.has(m.version)).map((m) => m.name);
+        body.migrations = { applied: pending.length === 0, pending };
+        if (ingest) {
+          body.ingest = {
+            stacks_tip_height: ingest.block_height,
+            stacks_tip_burn_height: ingest.tip_burn_block_height,
+            burn_tip_height: ingest.burn_block_height,
+            lag_blocks: ingestLagBlocks(ingest),
+            last_message_at: ingest.last_message_at?.toISOString() ?? null,
+            seconds_since_last_message: ingest.seconds_since_last_message,
+          };
+        }
+        if (primary && primary !== store) {
+          body.primary = { reachable: false, stacks_tip_height: null, blocks_behind: null };
+          try {
+            const tip = await withTimeout(getIngestStatus(primary.sql), timeoutMs, 'the primary');
+            body.primary = {
+              reachable: true,
+              stacks_tip_height: tip.block_height,
+              blocks_behind: ingest ? tip.block_height - ingest.block_height : null,
+            };
+          } catch {
+            // A primary that is down does not stop a replica from serving reads.
+          }
+        }
+        body.status = pending.length === 0 ? 'ready' : 'not_ready';
+      } catch (err) {
+        body.database.error = (err as Error).message || (err as { code?: string }).code || 'unreachable';
+      }
+      return reply.code(body.status === 'ready' ? 200 : 503).send(body);
+    },
+  );
+};

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { buildApiServer } from '../../src/api/server.js';
+import type { Store } from '../../src/store/store.js';
+import { CONTRACT_ENDPOINTS } from '../support/contract.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { listenLocal } from '../support/http.js';
+
+// Opens /doc in a real headless Chromium (Debian's `chromium`, installed by .ci/run) and checks what a
+// person would see: every endpoint listed, deprecations marked, "Try it out" working against this server,
+// and nothing fetched from outside the machine. Skips, saying why, only if the browser cannot start.
+
+after(stopOwnCluster);
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOT_DIR = fileURLToPath(new URL('../../.tmp/screenshots/', import.meta.url));
+
+describe('interactive docs page in headless Chromium', () => {
+  let skipReason: string | undefined;
+  let context: BrowserContext | undefined;
+  let profileDir: string | undefined;
+  let page: Page;
+  let store: Store;
+  let app: FastifyInstance;
+  let baseUrl: string;
+  const outsideRequests: string[] = [];
+
+  before(async () => {
+    if (!existsSync(CHROMIUM)) {
+      skipReason = `no browser at ${CHROMIUM} (install Debian's chromium, as .ci/run does)`;
+      console.log(`# docs page test skipped: ${skipReason}`);
+      return;
+    }
+    profileDir = mkdtempSync(join(tmpdir(), 'stacks-api-chromium-'));
+    try {
+      context = await chromium.launchPersistentContext(profileDir, {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+        viewport: { width: 1280, height: 900 },
+        timeout: 60_000,
+      });
+    } catch (err) {
+      skipReason = `${CHROMIUM} did not start: ${(err as Error).message.split('\n')[0]}`;
+      console.log(`# docs page test skipped: ${skipReason}`);
+      return;
+    }
+    store = await openTestStore('pglite');
+    app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+    baseUrl = await listenLocal(app);
+    page = context.pages()[0] ?? (await context.newPage());
+    // Offline: anything not served by this server is refused and remembered.
+    await context.route('**/*', async (route) => {
+      const url = route.request().url();
+      if (url.startsWith(`${baseUrl}/`) || url.startsWith('data:')) return route.continue();
+      outsideRequests.push(url);
+      return route.abort();
+    });
+    await page.goto(`${baseUrl}/doc`, { waitUntil: 'load', timeout: 60_000 });
+    await page.waitForSelector('.opblock-summary [data-path]', { timeout: 60_000 });
+  });
+
+  after(async () => {
+    await context?.close();
+    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+    await app?.close();
+    await store?.close();
+  });
+
+  const listed = async () =>
+    page.$$eval('.opblock', (blocks) =>
+      blocks.map((b) => ({
+        // a deprecated operation's path element has its own class; both carry data-path
+        path: b.querySelector('.opblock-summary [data-path]')?.getAttribute('data-path') ?? '',
+        deprecated: b.classList.contains('opblock-deprecated'),
+      })),
+    );
+
+  test('renders the title, the API description and the service operations; saves a screenshot', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    assert.equal(await page.title(), 'Stacks read API — reference');
+    assert.match(await page.locator('.info .title').innerText(), /Stacks read API/);
+    assert.match(await page.locator('.info .description').innerText(), /X-API-Key/);
+    const paths = (await listed()).map((b) => b.path);
+    for (const path of ['/extended', '/health', '/ready']) assert.ok(paths.includes(path), path);
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    const file = join(SCREENSHOT_DIR, 'doc-page.png');
+    await page.screenshot({ path: file, fullPage: true });
+    assert.ok(statSync(file).size > 10_000, 'a screenshot with something in it');
+    console.log(`# screenshot: ${file}`);
+  });
+
+  for (const endpoint of CONTRACT_ENDPOINTS) {
+    test(`lists ${endpoint.section} GET ${endpoint.path}`, async (t) => {
+      if (skipReason) return t.skip(skipReason);
+      const block = (await listed()).find((b) => b.path === endpoint.path);
+      assert.ok(block, `${endpoint.path} is not on the page`);
+      assert.equal(block.deprecated, endpoint.deprecated, 'shown as deprecated');
+    });
+  }
+
+  test('"Try it out" on GET /extended calls this server and shows its 200 answer', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const operation = page.locator('#operations-Status-get_status');
+    await operation.locator('.opblock-summary').click();
+    await operation.locator('.try-out__btn').click();
+    await operation.locator('.execute').click();
+    const status = operation.locator('.live-responses-table tr.response .response-col_status').first();
+    await status.waitFor({ timeout: 30_000 });
+    assert.equal((await status.innerText()).trim(), '200');
+    assert.match(
+      await operation.locator('.live-responses-table .microlight').first().innerText(),
+      /server_version/,
+    );
+  });
+
+  test('fetched nothing from outside this server', (t) => {
+    if (skipReason) return t.skip(skipReason);
+    assert.deepEqual(outsideRequests, []);
+  });
+});
