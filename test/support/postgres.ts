@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,7 +97,12 @@ function clusterDir(): string {
 }
 
 /** Starts the server of a data directory on a port; returns the cluster handle. */
-async function launch(dataDir: string, port: number, settings: string[]): Promise<TestPostgres> {
+async function launch(
+  dataDir: string,
+  port: number,
+  settings: string[],
+  keep = false,
+): Promise<TestPostgres> {
   const pgData = join(dataDir, 'data');
   const options_ = ['-p', String(port), ...settings.flatMap((s) => ['-c', s])].join(' ');
   const startArgs = [
@@ -135,6 +140,7 @@ async function launch(dataDir: string, port: number, settings: string[]): Promis
       return `postgres://postgres@127.0.0.1:${port}/${encodeURIComponent(name)}`;
     },
     async stop() {
+      if (keep) return void (await runPgCtlAsync(['-D', pgData, '-m', 'fast', '-w', '-t', '120', 'stop']));
       try {
         runPgCtl(['-D', pgData, '-m', 'immediate', '-w', 'stop']);
       } finally {
@@ -152,7 +158,33 @@ async function launch(dataDir: string, port: number, settings: string[]): Promis
 
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   const dataDir = clusterDir();
-  const port = await freePort();
+  initCluster(dataDir);
+  const settings = baseSettings(dataDir, options.fsync ?? false);
+  if (options.replication) {
+    settings.push('wal_level=replica', 'max_wal_senders=4', 'max_replication_slots=4');
+    // initdb's trust setup already lets loopback replicate; said explicitly, for whoever reads the test.
+    appendFileSync(join(dataDir, 'data', 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
+  }
+  settings.push(...(options.settings ?? []));
+  return launch(dataDir, await freePort(), settings);
+}
+
+/**
+ * A cluster kept in `dir` across runs (created there the first time), for data that takes long to load
+ * (the soak's 1M-tx chain). `stop()` shuts it down and keeps the data.
+ */
+export async function startPersistentPostgres(dir: string, settings: string[] = []): Promise<TestPostgres> {
+  if (!existsSync(join(dir, 'data', 'PG_VERSION'))) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o777);
+    if (isRoot) execFileSync('chown', ['postgres', dir]);
+    initCluster(dir);
+  }
+  return launch(dir, await freePort(), [...baseSettings(dir, false), ...settings], true);
+}
+
+function initCluster(dataDir: string) {
   const [initCmd, initArgs] = asPostgresUser(findPostgresBin('initdb'), [
     '-D',
     join(dataDir, 'data'),
@@ -163,14 +195,6 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     '--locale=C',
   ]);
   execFileSync(initCmd, initArgs, { stdio: 'pipe' });
-  const settings = baseSettings(dataDir, options.fsync ?? false);
-  if (options.replication) {
-    settings.push('wal_level=replica', 'max_wal_senders=4', 'max_replication_slots=4');
-    // initdb's trust setup already lets loopback replicate; said explicitly, for whoever reads the test.
-    appendFileSync(join(dataDir, 'data', 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
-  }
-  settings.push(...(options.settings ?? []));
-  return launch(dataDir, port, settings);
 }
 
 /**
