@@ -64,7 +64,15 @@ describe('PostgreSQL outage under load (postgres)', () => {
     const databaseUrl = await pg.createDatabase('outage');
     const apiPort = await freePort();
     const observerPort = await freePort();
-    const service = await startServe({ databaseUrl, apiPort, observerPort });
+    // Measured: while the server is down a request waits about two connection attempts before its 503
+    // (~2 s with the default DB_CONNECT_TIMEOUT_MS of 1000, ~1 s with 500). A 503 within a second needs the
+    // timeout at 400 ms: set here; whether it should be the default is for the deploy docs to say.
+    const service = await startServe({
+      databaseUrl,
+      apiPort,
+      observerPort,
+      env: { DB_CONNECT_TIMEOUT_MS: '400' },
+    });
     try {
       // Clients: a realistic mix of reads, 4 at a time, each timed by the client (10 s = a hang).
       const urls = [
@@ -127,8 +135,12 @@ describe('PostgreSQL outage under load (postgres)', () => {
         giveUpAfterMs: 90_000,
       }).catch(async (err: Error) => {
         await chaos; // an outage that failed to end says why
-        const lastErrors = service.logs.filter((l) => l.level >= 50).slice(-3);
-        throw new Error(`${err.message}; service errors: ${JSON.stringify(lastErrors).slice(0, 2_000)}`);
+        const lastErrors = service.logs.filter((l) => l.level >= 50).slice(-2);
+        throw new Error(
+          `${err.message}; service: exit ${service.child.exitCode ?? service.child.signalCode ?? 'none'}, ` +
+            `last logs ${JSON.stringify(service.logs.slice(-4)).slice(0, 2_000)}, ` +
+            `last errors ${JSON.stringify(lastErrors).slice(0, 1_500)}, stderr ${service.stderr().slice(-1_500)}`,
+        );
       });
       await chaos;
       await sleep(1_000);
@@ -152,8 +164,8 @@ describe('PostgreSQL outage under load (postgres)', () => {
         `slow answers ${JSON.stringify(
           samples.filter((s) => s.ms > 500).map((s) => ({ ...s, start: rel(s.start), ms: Math.round(s.ms) })),
         )}; windows ${JSON.stringify(windows.map((w) => ({ ...w, stopping: rel(w.stopping), down: rel(w.down), starting: rel(w.starting), up: rel(w.up) })))}`;
-      // While the server is down, the 503 comes within a second (the connect timeout is 1 s; the slack on
-      // the slowest is for a shared 2-core machine, where even a 200 may take a second under load). While it
+      // While the server is down, the 503 comes within a second (the slack on the slowest is for a shared
+      // 2-core machine, where even a 200 may take a second under load). While it
       // comes back (crash recovery, backends starting on a busy machine) answers may take longer: they are
       // 503 or 200, never a hang (the readers give up at 10 s, counted as -1 above).
       const whileDown = unavailable
@@ -163,7 +175,7 @@ describe('PostgreSQL outage under load (postgres)', () => {
       const p90Down = whileDown[Math.floor(whileDown.length * 0.9)];
       assert.ok(p90Down < 1_000, `p90 of 503s while down: ${Math.round(p90Down)} ms; ${context()}`);
       assert.ok(
-        whileDown[whileDown.length - 1] < 2_000,
+        whileDown[whileDown.length - 1] < 1_500,
         `slowest 503 while down: ${Math.round(whileDown[whileDown.length - 1])} ms; ${context()}`,
       );
       const recovery: number[] = [];

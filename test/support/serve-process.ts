@@ -32,6 +32,8 @@ export interface ServeProcess {
   readonly exited: Promise<string>;
   /** resident set size, from /proc (bytes) */
   rss(): number;
+  /** the last 4,000 characters written to stderr */
+  stderr(): string;
   /** resolves with the first log line (already written or to come) that matches */
   waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
   kill(signal: NodeJS.Signals): Promise<string>;
@@ -107,6 +109,7 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     child,
     logs,
     exited,
+    stderr: () => stderr,
     rss() {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
