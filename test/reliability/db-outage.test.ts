@@ -37,9 +37,10 @@ interface Window {
 }
 
 describe('PostgreSQL outage under load (postgres)', () => {
-  test('API 503 within 1 s, observer 5xx, both recover without a restart, nothing lost', async () => {
+  test('API 503 within 1 s, observer 5xx, both recover without a restart, nothing lost', async (t) => {
     // Acknowledged commits must survive an immediate shutdown: synchronous commit on for this cluster.
     const pg = await startPostgres({ settings: ['synchronous_commit=on'] });
+    t.after(() => pg.stop()); // also when an assertion fails
     const { messages, report } = await generatedMessages({
       blocks: 60,
       accounts: 40,
@@ -225,7 +226,6 @@ describe('PostgreSQL outage under load (postgres)', () => {
       assert.deepEqual(await appliedMessageLog(live.sql), expected.log);
     } finally {
       await live.close();
-      await pg.stop();
     }
   });
 });
