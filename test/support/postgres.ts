@@ -2,7 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
 /** A throwaway PostgreSQL cluster on loopback, for tests and benchmarks. */
@@ -173,7 +173,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
  * A cluster kept in `dir` across runs (created there the first time), for data that takes long to load
  * (the soak's 1M-tx chain). `stop()` shuts it down and keeps the data.
  */
-export async function startPersistentPostgres(dir: string, settings: string[] = []): Promise<TestPostgres> {
+export async function startPersistentPostgres(where: string, settings: string[] = []): Promise<TestPostgres> {
+  const dir = resolve(where); // the server runs in its own directory: an absolute path
   if (!existsSync(join(dir, 'data', 'PG_VERSION'))) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
