@@ -1,93 +1,27 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { makeContractDeploy, privateKeyToAddress, serializeTransaction } from '@stacks/transactions';
 import type { FastifyInstance } from 'fastify';
-import { buildApiServer } from '../../src/api/server.js';
-import { txIdFromRaw as txId } from '../../src/chain/index.js';
-import { Ingestor } from '../../src/ingest/ingestor.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { addressOf, deployTx, type BuiltTx, type KeyName } from '../support/chain.js';
+import { engines, stopOwnCluster } from '../support/database.js';
+import { getJson as get, openApi, withApi, type ApiFixture } from './setup.js';
 
 after(stopOwnCluster);
 
 // Real signed testnet deploys, mined in /new_block messages or sent to the mempool as the node would.
 
-const key = (n: number) => n.toString(16).padStart(2, '0').repeat(32) + '01';
-const address = (n: number) => privateKeyToAddress(key(n), 'testnet');
-const ZERO_HASH = '0x' + '00'.repeat(32);
-const hash = (tag: number, n: number) =>
-  '0x' + tag.toString(16).padStart(2, '0') + n.toString(16).padStart(62, '0');
-
-async function deploy(sender: number, name: string, nonce: number, fee = 1000) {
-  const tx = await makeContractDeploy({
-    contractName: name,
-    codeBody: `(define-read-only (n) u${nonce})`,
-    senderKey: key(sender),
-    network: 'testnet',
-    fee,
-    nonce,
-  });
-  return '0x' + serializeTransaction(tx);
-}
-
-type MinedTx = { raw: string; status?: 'success' | 'abort_by_response' | 'abort_by_post_condition' };
-
-class Node {
-  height = 0;
-  private clock = Date.UTC(2024, 0, 1);
-  constructor(private readonly ingestor: Ingestor) {}
-
-  private send(path: string, body: unknown) {
-    this.clock += 1000;
-    return this.ingestor.apply(path, JSON.stringify(body), new Date(this.clock));
-  }
-
-  mempool(rawTxs: string[]) {
-    return this.send('/new_mempool_tx', rawTxs);
-  }
-
-  block(txs: MinedTx[] = []) {
-    const h = ++this.height;
-    return this.send('/new_block', {
-      block_hash: hash(0xbb, h),
-      block_height: h,
-      index_block_hash: hash(0x1b, h),
-      parent_index_block_hash: h === 1 ? ZERO_HASH : hash(0x1b, h - 1),
-      parent_block_hash: h === 1 ? ZERO_HASH : hash(0xbb, h - 1),
-      parent_microblock: ZERO_HASH,
-      parent_microblock_sequence: 0,
-      burn_block_hash: hash(0xbc, h),
-      burn_block_height: 100 + h,
-      burn_block_time: 1_700_000_000 + h * 600,
-      miner_txid: hash(0xcc, h),
-      transactions: txs.map((tx, i) => ({
-        txid: txId(tx.raw),
-        tx_index: i,
-        raw_tx: tx.raw,
-        status: tx.status ?? 'success',
-        raw_result: tx.status && tx.status !== 'success' ? '0x0803' : '0x0703',
-        execution_cost: { read_count: 0, read_length: 0, runtime: 0, write_count: 0, write_length: 0 },
-      })),
-      events: [],
-    });
-  }
-}
+const deploy = (from: KeyName, name: string, nonce: number, fee = 1000) =>
+  deployTx({ from, name, nonce, fee, code: `(define-read-only (n) u${nonce})` });
 
 const STATUS = '/extended/v2/smart-contracts/status';
 const query = (...ids: string[]) => `${STATUS}?${ids.map((id) => `contract_id=${id}`).join('&')}`;
 
-async function get(app: FastifyInstance, url: string, headers: Record<string, string> = {}) {
-  const res = await app.inject({ method: 'GET', url, headers });
-  return { status: res.statusCode, headers: res.headers, body: res.body.length ? res.json() : null };
-}
-
 for (const engine of engines) {
   describe(`smart contract status (${engine})`, () => {
-    let store: Awaited<ReturnType<typeof openTestStore>>;
+    let api: ApiFixture;
     let app: FastifyInstance;
-    let node: Node;
 
-    const ALICE = address(1);
-    const BOB = address(2);
+    const ALICE = addressOf('alice');
+    const BOB = addressOf('bob');
     const ids = {
       success: `${ALICE}.token`,
       failed: `${ALICE}.broken`,
@@ -96,30 +30,32 @@ for (const engine of engines) {
       minedAndPending: `${BOB}.raced`,
       unknown: `${BOB}.no-such-contract`,
     };
-    const txs: Record<string, string> = {};
+    const txs: Record<string, BuiltTx> = {};
 
     test('set up: deploys mined in blocks 1 and 2, others in the mempool', async () => {
-      store = await openTestStore(engine);
-      node = new Node(new Ingestor(store, { isMainnet: false, logger: silentLogger }));
-      app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+      api = await openApi(engine);
+      app = api.app;
+      const { chain } = api;
 
-      txs.success = await deploy(1, 'token', 0);
-      txs.failed = await deploy(1, 'broken', 1);
-      txs.retryFailed = await deploy(1, 'retry', 2);
-      txs.retryOk = await deploy(1, 'retry', 3);
-      await node.block([
-        { raw: txs.success },
-        { raw: txs.failed, status: 'abort_by_response' },
-        { raw: txs.retryFailed, status: 'abort_by_post_condition' },
-      ]);
-      txs.raced = await deploy(2, 'raced', 0);
-      await node.block([{ raw: txs.retryOk }, { raw: txs.raced }]);
+      txs.success = await deploy('alice', 'token', 0);
+      txs.failed = await deploy('alice', 'broken', 1);
+      txs.retryFailed = await deploy('alice', 'retry', 2);
+      txs.retryOk = await deploy('alice', 'retry', 3);
+      await chain.block({
+        txs: [
+          { tx: txs.success },
+          { tx: txs.failed, status: 'abort_by_response' },
+          { tx: txs.retryFailed, status: 'abort_by_post_condition' },
+        ],
+      });
+      txs.raced = await deploy('bob', 'raced', 0);
+      await chain.block({ txs: [{ tx: txs.retryOk }, { tx: txs.raced }] });
       // pending deploys of one id: the nonce-6 tx arrives first, the nonce-5 one (lower) must win
-      txs.pending6 = await deploy(2, 'queued', 6, 5000);
-      txs.pending5 = await deploy(2, 'queued', 5, 10);
-      txs.racedAgain = await deploy(2, 'raced', 7);
-      await node.mempool([txs.pending6]);
-      await node.mempool([txs.pending5, txs.racedAgain]);
+      txs.pending6 = await deploy('bob', 'queued', 6, 5000);
+      txs.pending5 = await deploy('bob', 'queued', 5, 10);
+      txs.racedAgain = await deploy('bob', 'raced', 7);
+      await chain.mempool([txs.pending6]);
+      await chain.mempool([txs.pending5, txs.racedAgain]);
     });
 
     test('a confirmed successful deploy', async () => {
@@ -128,7 +64,7 @@ for (const engine of engines) {
       assert.deepEqual(res.body, {
         [ids.success]: {
           found: true,
-          result: { status: 'success', tx_id: txId(txs.success), contract_id: ids.success, block_height: 1 },
+          result: { status: 'success', tx_id: txs.success.txid, contract_id: ids.success, block_height: 1 },
         },
       });
     });
@@ -139,7 +75,7 @@ for (const engine of engines) {
         found: true,
         result: {
           status: 'abort_by_response',
-          tx_id: txId(txs.failed),
+          tx_id: txs.failed.txid,
           contract_id: ids.failed,
           block_height: 1,
         },
@@ -150,7 +86,7 @@ for (const engine of engines) {
       const res = await get(app, query(ids.redeployed));
       assert.deepEqual(res.body[ids.redeployed].result, {
         status: 'success',
-        tx_id: txId(txs.retryOk),
+        tx_id: txs.retryOk.txid,
         contract_id: ids.redeployed,
         block_height: 2,
       });
@@ -161,7 +97,7 @@ for (const engine of engines) {
       assert.deepEqual(res.body, {
         [ids.pending]: {
           found: true,
-          result: { status: 'pending', tx_id: txId(txs.pending5), contract_id: ids.pending },
+          result: { status: 'pending', tx_id: txs.pending5.txid, contract_id: ids.pending },
         },
       });
       assert.equal('block_height' in res.body[ids.pending].result, false);
@@ -170,7 +106,7 @@ for (const engine of engines) {
     test('a mined deploy wins over a pending one', async () => {
       const res = await get(app, query(ids.minedAndPending));
       assert.equal(res.body[ids.minedAndPending].result.status, 'success');
-      assert.equal(res.body[ids.minedAndPending].result.tx_id, txId(txs.raced));
+      assert.equal(res.body[ids.minedAndPending].result.tx_id, txs.raced.txid);
     });
 
     test('an unknown contract: found false, no result', async () => {
@@ -235,7 +171,7 @@ for (const engine of engines) {
 
     test('the chain tip ETag: a mempool deploy keeps it, a block changes it', async () => {
       const first = await get(app, query(ids.success));
-      assert.equal(first.headers.etag, `"${hash(0x1b, node.height)}"`);
+      assert.equal(first.headers.etag, `"${api.chain.tip!.index_block_hash}"`);
       assert.equal(first.headers['cache-control'], 'public, no-cache, must-revalidate');
       const tag = String(first.headers.etag);
 
@@ -247,35 +183,30 @@ for (const engine of engines) {
       assert.equal(cached.statusCode, 304);
       assert.equal(cached.body, '');
 
-      await node.mempool([await deploy(3, 'late', 0)]);
-      assert.equal((await get(app, query(`${address(3)}.late`))).headers.etag, tag);
+      await api.chain.mempool([await deploy('carol', 'late', 0)]);
+      assert.equal((await get(app, query(`${addressOf('carol')}.late`))).headers.etag, tag);
 
-      await node.block();
+      await api.chain.block();
       const after = await get(app, query(ids.success), { 'if-none-match': tag });
       assert.equal(after.status, 200);
-      assert.equal(after.headers.etag, `"${hash(0x1b, node.height)}"`);
+      assert.equal(after.headers.etag, `"${api.chain.tip!.index_block_hash}"`);
     });
 
     test('tear down', async () => {
-      await app.close();
-      await store.close();
+      await api.close();
     });
   });
 
   describe(`smart contract status on an empty chain (${engine})`, () => {
     test('no ETag before the first block', async () => {
-      const store = await openTestStore(engine);
-      const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
-      try {
-        const res = await get(app, query(`${address(1)}.token`));
+      await withApi(engine, async ({ app }) => {
+        const id = `${addressOf('alice')}.token`;
+        const res = await get(app, query(id));
         assert.equal(res.status, 200);
-        assert.deepEqual(res.body, { [`${address(1)}.token`]: { found: false } });
+        assert.deepEqual(res.body, { [id]: { found: false } });
         assert.equal(res.headers.etag, undefined);
         assert.equal(res.headers['cache-control'], 'no-store');
-      } finally {
-        await app.close();
-        await store.close();
-      }
+      });
     });
   });
 }

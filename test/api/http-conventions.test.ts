@@ -6,10 +6,10 @@ import { buildApiServer } from '../../src/api/server.js';
 import { openDatabase } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
-import { transferTx } from '../support/synthetic-chain.js';
+import { addressOf, transferWithEvent } from '../support/chain.js';
 import { engines, silentLogger, stopOwnCluster } from '../support/database.js';
 import { freePort, startPostgres } from '../support/postgres.js';
-import { API_VERSION, get, openApi, type ApiFixture } from './setup.js';
+import { API_VERSION, get, withApi, type ApiFixture } from './setup.js';
 
 after(stopOwnCluster);
 
@@ -21,23 +21,18 @@ const UNAVAILABLE = {
   message: 'The database service is unavailable',
 };
 
-async function withApi(engine: (typeof engines)[number], fn: (api: ApiFixture) => Promise<void>) {
-  const api = await openApi(engine);
-  try {
-    await fn(api);
-  } finally {
-    await api.close();
-  }
-}
+/** A transfer of 1000 µSTX, with its stx transfer event for when it is mined. */
+const transfer = (nonce: number) =>
+  transferWithEvent({ from: 'alice', to: addressOf('bob'), amount: 1000, fee: 180, nonce });
 
 /** A chain of two blocks, the second holding a tx, and one pending mempool tx. */
 async function smallChain(api: ApiFixture) {
-  await api.chain.block([]);
-  const mined = await transferTx({ nonce: 0 });
-  const block = await api.chain.block([mined]);
-  const pending = await transferTx({ nonce: 1 });
-  await api.chain.mempool([pending]);
-  return { mined, pending, block };
+  await api.chain.block();
+  const mined = await transfer(0);
+  const block = await api.chain.block({ txs: [mined] });
+  const pending = await transfer(1);
+  await api.chain.mempool([pending.tx]);
+  return { mined: mined.tx, pending, block };
 }
 
 /** Timed GET: the answer and how long it took. */
@@ -53,8 +48,8 @@ for (const engine of engines) {
       await withApi(engine, async (api) => {
         const { mined, block } = await smallChain(api);
         for (const url of [
-          `/extended/v1/tx/${mined.tx_id}`,
-          `/extended/v1/tx/multiple?tx_id=${mined.tx_id}`,
+          `/extended/v1/tx/${mined.txid}`,
+          `/extended/v1/tx/multiple?tx_id=${mined.txid}`,
           '/extended/v2/blocks/latest',
           `/extended/v1/block/by_burn_block_height/${block.burn_block_height}`,
           `/extended/v1/tx/${UNKNOWN}`,
@@ -75,7 +70,7 @@ for (const engine of engines) {
       await withApi(engine, async (api) => {
         const { mined } = await smallChain(api);
         const answers = [
-          [`/extended/v1/tx/${mined.tx_id}`, 200],
+          [`/extended/v1/tx/${mined.txid}`, 200],
           [`/extended/v1/tx/${UNKNOWN}`, 404],
           ['/extended/v1/tx/0x1234', 400],
           ['/extended/v1/nothing-here', 404],
@@ -114,7 +109,7 @@ for (const engine of engines) {
       await withApi(engine, async (api) => {
         const { mined, block } = await smallChain(api);
         const deprecated = [
-          `/extended/v1/tx/${mined.tx_id}`,
+          `/extended/v1/tx/${mined.txid}`,
           `/extended/v1/tx/${UNKNOWN}`,
           `/extended/v1/block/by_burn_block_height/${block.burn_block_height}`,
           '/extended/v1/block/by_burn_block_height/1',
@@ -122,7 +117,7 @@ for (const engine of engines) {
         for (const url of deprecated) {
           assert.equal((await get(api.app, url)).headers.warning, DEPRECATION_WARNING, url);
         }
-        for (const url of [`/extended/v1/tx/multiple?tx_id=${mined.tx_id}`, '/extended/v2/blocks/latest']) {
+        for (const url of [`/extended/v1/tx/multiple?tx_id=${mined.txid}`, '/extended/v2/blocks/latest']) {
           assert.equal((await get(api.app, url)).headers.warning, undefined, url);
         }
       });
@@ -131,7 +126,7 @@ for (const engine of engines) {
     test('tx ETag: 304 with no body for the current tag; a new tag once the mempool tx is mined', async () => {
       await withApi(engine, async (api) => {
         const { pending } = await smallChain(api);
-        const url = `/extended/v1/tx/${pending.tx_id}`;
+        const url = `/extended/v1/tx/${pending.tx.txid}`;
         const first = await get(api.app, url);
         assert.equal(first.statusCode, 200);
         assert.equal(first.json().tx_status, 'pending');
@@ -150,7 +145,7 @@ for (const engine of engines) {
         // Other query parameters are other resources, with their own answers.
         assert.equal((await get(api.app, `${url}?event_limit=5`)).headers.etag, tag);
 
-        await api.chain.block([pending]);
+        await api.chain.block({ txs: [pending] });
         const mined = await get(api.app, url, { 'if-none-match': tag });
         assert.equal(mined.statusCode, 200);
         assert.equal(mined.json().tx_status, 'success');
@@ -161,7 +156,7 @@ for (const engine of engines) {
         );
 
         // tx/multiple: tagged from the rows it reads as well.
-        const multipleUrl = `/extended/v1/tx/multiple?tx_id=${pending.tx_id},${UNKNOWN}`;
+        const multipleUrl = `/extended/v1/tx/multiple?tx_id=${pending.tx.txid},${UNKNOWN}`;
         const multiple = await get(api.app, multipleUrl);
         assert.equal(multiple.statusCode, 200);
         const multipleTag = String(multiple.headers.etag);
@@ -191,7 +186,7 @@ for (const engine of engines) {
         // A block hash names one block for good, but is not cached (upstream tags index hashes only).
         assert.equal((await get(api.app, `/extended/v2/blocks/${block.block_hash}`)).headers.etag, undefined);
 
-        const next = await api.chain.block([]);
+        const next = await api.chain.block();
         for (const url of urls) {
           const res = await get(api.app, url, { 'if-none-match': tags.get(url)! });
           assert.equal(res.statusCode, 200, url);
@@ -201,8 +196,7 @@ for (const engine of engines) {
         assert.equal((await get(api.app, '/extended/v2/blocks/latest')).json().height, next.height);
 
         // A microblock moves the chain tip of v1 blocks: upstream keys it on the microblock hash.
-        const tx = await transferTx({ nonce: 1 });
-        const microblock = await api.chain.microblock([tx]);
+        const microblock = await api.chain.microblock({ txs: [await transfer(1)] });
         const url = `/extended/v1/block/by_burn_block_height/${block.burn_block_height}`;
         const res = await get(api.app, url, { 'if-none-match': tags.get(url)! });
         assert.equal(res.statusCode, 200);

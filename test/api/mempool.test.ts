@@ -1,153 +1,40 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import {
-  makeContractCall,
-  makeContractDeploy,
-  makeSTXTokenTransfer,
-  privateKeyToAddress,
-  serializeTransaction,
-  type StacksTransactionWire,
-} from '@stacks/transactions';
-import type { FastifyInstance } from 'fastify';
+import { ClarityVersion } from '@stacks/transactions';
 import { buildApiServer } from '../../src/api/server.js';
-import { txIdFromRaw as txId } from '../../src/chain/index.js';
-import { Ingestor } from '../../src/ingest/ingestor.js';
 import {
   MempoolAggregatesCache,
   roundHalfEven,
   type MempoolAggregates,
 } from '../../src/store/read/mempool.js';
 import type { Sql } from '../../src/store/db.js';
-import type { Store } from '../../src/store/store.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { addressOf, callTx, deployTx, transferTx, type BuiltTx, type KeyName } from '../support/chain.js';
+import { engines, silentLogger, stopOwnCluster } from '../support/database.js';
+import { getJson as get, withApi } from './setup.js';
 
 after(stopOwnCluster);
 
 // Real signed testnet transactions, fed through the ingestor as the node would send them.
 
-const key = (n: number) => n.toString(16).padStart(2, '0').repeat(32) + '01';
-const RECIPIENT = privateKeyToAddress(key(0x99), 'testnet');
-const ZERO_HASH = '0x' + '00'.repeat(32);
-const hash = (tag: number, n: number) =>
-  '0x' + tag.toString(16).padStart(2, '0') + n.toString(16).padStart(62, '0');
-
-const hex = (tx: StacksTransactionWire) => '0x' + serializeTransaction(tx);
+const RECIPIENT = addressOf('dave');
 
 /** A token transfer `extra` bytes longer than the shortest one (the recipient contract's name grows). */
-async function transfer(sender: number, nonce: number, fee: number, extra = 1) {
-  const recipient = `${RECIPIENT}.${'r'.repeat(extra)}`;
-  return hex(
-    await makeSTXTokenTransfer({
-      recipient,
-      amount: 1n,
-      senderKey: key(sender),
-      network: 'testnet',
-      fee,
-      nonce,
-    }),
-  );
-}
+const transfer = (from: KeyName, nonce: number, fee: number, extra = 1) =>
+  transferTx({ from, to: `${RECIPIENT}.${'r'.repeat(extra)}`, amount: 1, fee, nonce });
 
-async function call(sender: number, nonce: number, fee: number, extra = 1) {
-  return hex(
-    await makeContractCall({
-      contractAddress: RECIPIENT,
-      contractName: 'counter',
-      functionName: 'f'.repeat(extra),
-      functionArgs: [],
-      senderKey: key(sender),
-      network: 'testnet',
-      fee,
-      nonce,
-      validateWithAbi: false,
-    }),
-  );
-}
+const call = (from: KeyName, nonce: number, fee: number, extra = 1) =>
+  callTx({ from, nonce, fee, contract: `${RECIPIENT}.counter`, fn: 'f'.repeat(extra) });
 
-/** A contract deploy; `versioned` makes it a versioned smart contract (type 6). */
-async function deploy(sender: number, nonce: number, fee: number, extra = 1, versioned = false) {
-  return hex(
-    await makeContractDeploy({
-      contractName: `c${nonce}`,
-      codeBody: ';'.repeat(extra),
-      senderKey: key(sender),
-      network: 'testnet',
-      fee,
-      nonce,
-      clarityVersion: versioned ? 2 : undefined,
-    }),
-  );
-}
-
-/** Feeds observer messages with a clock that advances one second per message. */
-class Node {
-  private height = 0;
-  private clock = Date.UTC(2024, 0, 1);
-  constructor(private readonly ingestor: Ingestor) {}
-
-  private send(path: string, body: unknown) {
-    this.clock += 1000;
-    return this.ingestor.apply(path, JSON.stringify(body), new Date(this.clock));
-  }
-
-  mempool(rawTxs: string[]) {
-    return this.send('/new_mempool_tx', rawTxs);
-  }
-
-  drop(txIds: string[]) {
-    return this.send('/drop_mempool_tx', {
-      dropped_txids: txIds,
-      reason: 'StaleGarbageCollect',
-      new_txid: null,
-    });
-  }
-
-  block(rawTxs: string[] = []) {
-    const h = ++this.height;
-    return this.send('/new_block', {
-      block_hash: hash(0xbb, h),
-      block_height: h,
-      index_block_hash: hash(0x1b, h),
-      parent_index_block_hash: h === 1 ? ZERO_HASH : hash(0x1b, h - 1),
-      parent_block_hash: h === 1 ? ZERO_HASH : hash(0xbb, h - 1),
-      parent_microblock: ZERO_HASH,
-      parent_microblock_sequence: 0,
-      burn_block_hash: hash(0xbc, h),
-      burn_block_height: 100 + h,
-      burn_block_time: 1_700_000_000 + h * 600,
-      miner_txid: hash(0xcc, h),
-      transactions: rawTxs.map((raw, i) => ({
-        txid: txId(raw),
-        tx_index: i,
-        raw_tx: raw,
-        status: 'success',
-        raw_result: '0x0703',
-        execution_cost: { read_count: 0, read_length: 0, runtime: 0, write_count: 0, write_length: 0 },
-      })),
-      events: [],
-    });
-  }
-}
-
-async function withApi(
-  engine: (typeof engines)[number],
-  fn: (ctx: { store: Store; app: FastifyInstance; node: Node }) => Promise<void>,
-) {
-  const store = await openTestStore(engine);
-  const node = new Node(new Ingestor(store, { isMainnet: false, logger: silentLogger }));
-  const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
-  try {
-    await fn({ store, app, node });
-  } finally {
-    await app.close();
-    await store.close();
-  }
-}
-
-const get = async (app: FastifyInstance, url: string, headers: Record<string, string> = {}) => {
-  const res = await app.inject({ method: 'GET', url, headers });
-  return { status: res.statusCode, headers: res.headers, body: res.body.length ? res.json() : null };
-};
+/** An unversioned contract deploy; `versioned` makes it a versioned smart contract (type 6). */
+const deploy = (from: KeyName, nonce: number, fee: number, extra = 1, versioned = false) =>
+  deployTx({
+    from,
+    nonce,
+    fee,
+    name: `c${nonce}`,
+    code: ';'.repeat(extra),
+    clarityVersion: versioned ? ClarityVersion.Clarity2 : null,
+  });
 
 const p = (p25: number | null, p50: number | null, p75: number | null, p95: number | null) => ({
   p25,
@@ -297,19 +184,19 @@ for (const engine of engines) {
     });
 
     test('NOTES §E stats scenario: one tx of each type received at tips 1..5', async () => {
-      await withApi(engine, async ({ app, node }) => {
+      await withApi(engine, async ({ app, chain }) => {
         const sizes = { transfer: [] as number[], call: [] as number[], contract: [] as number[] };
         for (let i = 1; i <= 5; i++) {
-          await node.block();
+          await chain.block();
           const txs = [
-            await transfer(1, i, 100 * i, i),
-            await call(2, i, 200 * i, i),
-            await deploy(3, i, 300 * i, i),
+            await transfer('alice', i, 100 * i, i),
+            await call('bob', i, 200 * i, i),
+            await deploy('carol', i, 300 * i, i),
           ];
-          sizes.transfer.push((txs[0].length - 2) / 2);
-          sizes.call.push((txs[1].length - 2) / 2);
-          sizes.contract.push((txs[2].length - 2) / 2);
-          await node.mempool(txs);
+          sizes.transfer.push((txs[0].raw.length - 2) / 2);
+          sizes.call.push((txs[1].raw.length - 2) / 2);
+          sizes.contract.push((txs[2].raw.length - 2) / 2);
+          await chain.mempool(txs);
         }
         // each type's sizes are consecutive, as the scenario's i / i+10 / i+20 bytes
         assert.deepEqual(sizes.transfer, [182, 183, 184, 185, 186]);
@@ -348,23 +235,23 @@ for (const engine of engines) {
         );
 
         // ages count from the tip: one more block, every age grows by one
-        await node.block();
+        await chain.block();
         const older = await get(app, '/extended/v1/tx/mempool/stats');
         assert.deepEqual(older.body.tx_ages.token_transfer, p(3, 4, 5, 5.8));
       });
     });
 
     test('NOTES §E fee scenario: fees 100000·i, calls for i < 3, contracts 3..5, transfers 6..9', async () => {
-      await withApi(engine, async ({ app, node }) => {
-        await node.block();
-        const txs: string[] = [];
+      await withApi(engine, async ({ app, chain }) => {
+        await chain.block();
+        const txs: BuiltTx[] = [];
         for (let i = 0; i < 10; i++) {
           const fee = 100_000 * i;
-          if (i < 3) txs.push(await call(4, i, fee));
-          else if (i < 6) txs.push(await deploy(5, i, fee));
-          else txs.push(await transfer(6, i, fee));
+          if (i < 3) txs.push(await call('alice', i, fee));
+          else if (i < 6) txs.push(await deploy('bob', i, fee));
+          else txs.push(await transfer('carol', i, fee));
         }
-        await node.mempool(txs);
+        await chain.mempool(txs);
         const res = await get(app, '/extended/v2/mempool/fees');
         assert.equal(res.status, 200);
         assert.deepEqual(res.body, {
@@ -378,12 +265,12 @@ for (const engine of engines) {
     });
 
     test('a type without pending txs is left out of the fees; versioned contracts count as smart contracts', async () => {
-      await withApi(engine, async ({ app, node }) => {
-        await node.block();
-        await node.mempool([
-          await transfer(1, 0, 1000),
-          await transfer(2, 0, 2001),
-          await deploy(3, 0, 5000, 1, true),
+      await withApi(engine, async ({ app, chain }) => {
+        await chain.block();
+        await chain.mempool([
+          await transfer('alice', 0, 1000),
+          await transfer('bob', 0, 2001),
+          await deploy('carol', 0, 5000, 1, true),
         ]);
         const feesRes = await get(app, '/extended/v2/mempool/fees');
         // p25 of 1000/2001/5000 is 1500.5: round half to even gives 1500
@@ -404,14 +291,14 @@ for (const engine of engines) {
     });
 
     test('only pending txs count; ETag follows the mempool, 304 while unchanged; every API process sees changes', async () => {
-      await withApi(engine, async ({ store, app, node }) => {
+      await withApi(engine, async ({ store, app, chain }) => {
         const other = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
         try {
-          await node.block();
-          const a = await transfer(1, 0, 100);
-          const b = await transfer(2, 0, 200);
-          const c = await call(3, 0, 300);
-          await node.mempool([a, b, c]);
+          await chain.block();
+          const a = await transfer('alice', 0, 100);
+          const b = await transfer('bob', 0, 200);
+          const c = await call('carol', 0, 300);
+          await chain.mempool([a, b, c]);
 
           const first = await get(app, '/extended/v1/tx/mempool/stats');
           assert.equal(first.body.tx_type_counts.token_transfer, 2);
@@ -430,8 +317,8 @@ for (const engine of engines) {
           assert.equal(unchanged.body, '');
 
           // the node drops one, a block mines another: both leave the pending set
-          await node.drop([txId(b)]);
-          await node.block([c]);
+          await chain.drop([b.txid]);
+          await chain.block({ txs: [{ tx: c }] });
           for (const api of [app, other]) {
             const stats = await get(api, '/extended/v1/tx/mempool/stats', { 'if-none-match': tag });
             assert.equal(stats.status, 200);

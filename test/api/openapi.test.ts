@@ -104,7 +104,7 @@ describe('OpenAPI document', () => {
     }
     assert.deepEqual(Object.keys(doc.paths['/ready'].get.responses), ['200', '503']);
     // Service routes of the docs themselves are not operations.
-    for (const hidden of ['/openapi.json', '/doc', '/doc/json', '/doc/static/{*}']) {
+    for (const hidden of ['/', '/openapi.json', '/doc', '/doc/json', '/doc/static/{*}']) {
       assert.equal(doc.paths[hidden], undefined, hidden);
     }
   });
@@ -159,6 +159,12 @@ describe('OpenAPI document', () => {
       assert.equal(res.status, 200, path);
       await res.arrayBuffer();
     }
+  });
+
+  test('the bare server address redirects to the docs page, without a key', async () => {
+    const res = await fetch(`${baseUrl}/`, { redirect: 'manual' });
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get('location'), '/doc');
   });
 
   test('/doc is Swagger UI from the package files, pointed at this document, with no outside URL', async () => {

@@ -2,46 +2,37 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { DEPRECATION_WARNING } from '../../src/api/plugins/conventions.js';
 import { MAX_MULTIPLE_TX_IDS } from '../../src/api/routes/transactions.js';
-import {
-  Cl,
-  RECIPIENT,
-  SENDER,
-  contractCallTx,
-  printEvent,
-  transferTx,
-  type TestTx,
-} from '../support/synthetic-chain.js';
+import { Cl } from '@stacks/transactions';
+import { addressOf, callTx, ev, transferWithEvent, type MinedTx } from '../support/chain.js';
 import { engines, stopOwnCluster } from '../support/database.js';
-import { get, openApi, type ApiFixture } from './setup.js';
+import { get, withApi } from './setup.js';
 
 after(stopOwnCluster);
 
 const UNKNOWN = '0x' + 'ab'.repeat(32);
 const MEMO_NONE = '0x' + '00'.repeat(34);
+const SENDER = addressOf('alice');
+const RECIPIENT = addressOf('bob');
 
-async function withApi(engine: (typeof engines)[number], fn: (api: ApiFixture) => Promise<void>) {
-  const api = await openApi(engine);
-  try {
-    await fn(api);
-  } finally {
-    await api.close();
-  }
-}
+/** A transfer of 1000 µSTX from SENDER to RECIPIENT, with its stx transfer event for when it is mined. */
+const transfer = (nonce: number, fee = 180) =>
+  transferWithEvent({ from: 'alice', to: RECIPIENT, amount: 1000, fee, nonce });
 
 /** A transfer with three events: its stx transfer and two contract logs (u7, u8). */
-async function transferWithLogs(nonce: number): Promise<TestTx> {
-  const tx = await transferTx({ nonce });
-  tx.events!.push(printEvent(`${SENDER}.logger`, 7), printEvent(`${SENDER}.logger`, 8));
-  return tx;
+async function transferWithLogs(nonce: number): Promise<MinedTx> {
+  const mined = await transfer(nonce);
+  mined.events!.push(ev.print(`${SENDER}.logger`, Cl.uint(7)), ev.print(`${SENDER}.logger`, Cl.uint(8)));
+  return mined;
 }
 
 for (const engine of engines) {
   describe(`GET /extended/v1/tx/:tx_id (${engine})`, () => {
     test('a mined tx: every field, and its events paged by event_index', async () => {
       await withApi(engine, async ({ app, chain }) => {
-        const tx = await transferWithLogs(0);
-        const block = await chain.block([tx]);
-        const res = await get(app, `/extended/v1/tx/${tx.tx_id}`);
+        const mined = await transferWithLogs(0);
+        const { tx } = mined;
+        const block = await chain.block({ txs: [mined] });
+        const res = await get(app, `/extended/v1/tx/${tx.txid}`);
         assert.equal(res.statusCode, 200);
         assert.equal(res.headers.warning, DEPRECATION_WARNING);
         const body = res.json();
@@ -83,7 +74,7 @@ for (const engine of engines) {
           'tx_type',
           'token_transfer',
         ]);
-        assert.equal(body.tx_id, tx.tx_id);
+        assert.equal(body.tx_id, tx.txid);
         assert.equal(body.nonce, 0);
         assert.equal(body.fee_rate, '180');
         assert.equal(body.sender_address, SENDER);
@@ -111,7 +102,7 @@ for (const engine of engines) {
         assert.deepEqual(body.events[0], {
           event_index: 0,
           event_type: 'stx_asset',
-          tx_id: tx.tx_id,
+          tx_id: tx.txid,
           asset: { asset_event_type: 'transfer', sender: SENDER, recipient: RECIPIENT, amount: '1000' },
         });
         assert.deepEqual(
@@ -119,13 +110,13 @@ for (const engine of engines) {
           [0, 1, 2],
         );
 
-        const page = (await get(app, `/extended/v1/tx/${tx.tx_id}?event_offset=1&event_limit=1`)).json();
+        const page = (await get(app, `/extended/v1/tx/${tx.txid}?event_offset=1&event_limit=1`)).json();
         assert.equal(page.event_count, 3);
         assert.deepEqual(page.events, [
           {
             event_index: 1,
             event_type: 'smart_contract_log',
-            tx_id: tx.tx_id,
+            tx_id: tx.txid,
             contract_log: {
               contract_id: `${SENDER}.logger`,
               topic: 'print',
@@ -133,29 +124,30 @@ for (const engine of engines) {
             },
           },
         ]);
-        const past = (await get(app, `/extended/v1/tx/${tx.tx_id}?event_offset=3`)).json();
+        const past = (await get(app, `/extended/v1/tx/${tx.txid}?event_offset=3`)).json();
         assert.deepEqual(past.events, []);
         // event_limit=0 means the default page, as upstream.
-        const zero = (await get(app, `/extended/v1/tx/${tx.tx_id}?event_limit=0`)).json();
+        const zero = (await get(app, `/extended/v1/tx/${tx.txid}?event_limit=0`)).json();
         assert.equal(zero.events.length, 3);
         // Upper-case hex finds the same tx; the answer names it in lower case.
-        const upper = await get(app, `/extended/v1/tx/0x${tx.tx_id.slice(2).toUpperCase()}`);
+        const upper = await get(app, `/extended/v1/tx/0x${tx.txid.slice(2).toUpperCase()}`);
         assert.equal(upper.statusCode, 200);
-        assert.equal(upper.json().tx_id, tx.tx_id);
+        assert.equal(upper.json().tx_id, tx.txid);
       });
     });
 
     test('an id without 0x is redirected (302) with its query string', async () => {
       await withApi(engine, async ({ app, chain }) => {
-        const tx = await transferTx({ nonce: 0 });
-        await chain.block([tx]);
-        const bare = tx.tx_id.slice(2);
+        const mined = await transfer(0);
+        const { tx } = mined;
+        await chain.block({ txs: [mined] });
+        const bare = tx.txid.slice(2);
         const res = await get(app, `/extended/v1/tx/${bare}?event_limit=1&unanchored=true`);
         assert.equal(res.statusCode, 302);
-        assert.equal(res.headers.location, `/extended/v1/tx/${tx.tx_id}?event_limit=1&unanchored=true`);
+        assert.equal(res.headers.location, `/extended/v1/tx/${tx.txid}?event_limit=1&unanchored=true`);
         assert.equal(
           (await get(app, `/extended/v1/tx/${bare}`)).headers.location,
-          `/extended/v1/tx/${tx.tx_id}`,
+          `/extended/v1/tx/${tx.txid}`,
         );
         const followed = await get(app, String(res.headers.location));
         assert.equal(followed.statusCode, 200);
@@ -163,16 +155,55 @@ for (const engine of engines) {
       });
     });
 
+    test('a tx rendered before a reorg answers as its row visible now: orphaned, mined again elsewhere', async () => {
+      await withApi(engine, async ({ app, chain }) => {
+        const b1 = await chain.block();
+        const mined = await transfer(0, 250);
+        const { tx } = mined;
+        await chain.mempool([tx]);
+        const a2 = await chain.block({ txs: [mined] });
+        const before = (await get(app, `/extended/v1/tx/${tx.txid}`)).json();
+        assert.equal(before.block_hash, a2.block_hash);
+        assert.equal(before.canonical, true);
+        // twice: the second answer is the kept rendering, the same
+        assert.deepEqual((await get(app, `/extended/v1/tx/${tx.txid}`)).json(), before);
+        const first = (await get(app, `/extended/v1/tx/multiple?tx_id=${tx.txid}`)).json();
+        assert.deepEqual(first, { [tx.txid]: { found: true, result: before } });
+
+        // fork b wins without the tx: back in the mempool, pending
+        const b2 = await chain.block({ parent: b1 });
+        await chain.block({ parent: b2 });
+        const orphaned = await get(app, `/extended/v1/tx/${tx.txid}`);
+        assert.equal(orphaned.statusCode, 200);
+        assert.equal(orphaned.json().tx_status, 'pending');
+        assert.equal(orphaned.json().block_hash, undefined);
+
+        // mined again on fork b: the new block's row (tx/multiple shares the kept renderings)
+        const b4 = await chain.block({ txs: [mined] });
+        const multiple = (
+          await get(app, `/extended/v1/tx/multiple?tx_id=${tx.txid}&tx_id=${UNKNOWN}`)
+        ).json();
+        assert.equal(multiple[tx.txid].result.block_hash, b4.block_hash);
+        assert.deepEqual(multiple[UNKNOWN], { found: false, result: { tx_id: UNKNOWN } });
+        const again = (await get(app, `/extended/v1/tx/${tx.txid}`)).json();
+        assert.deepEqual(multiple[tx.txid], { found: true, result: again });
+        assert.equal(again.block_hash, b4.block_hash);
+        assert.equal(again.block_height, 4);
+        assert.equal(again.canonical, true);
+        assert.deepEqual((await get(app, `/extended/v1/tx/${tx.txid}`)).json(), again);
+      });
+    });
+
     test('a tx only in the mempool is a pending mempool tx; unknown ids are 404', async () => {
       await withApi(engine, async ({ app, chain }) => {
-        await chain.block([]);
-        const tx = await transferTx({ nonce: 0, fee: 250 });
+        await chain.block();
+        const { tx } = await transfer(0, 250);
         const at = await chain.mempool([tx]);
-        const res = await get(app, `/extended/v1/tx/${tx.tx_id}`);
+        const res = await get(app, `/extended/v1/tx/${tx.txid}`);
         assert.equal(res.statusCode, 200);
         const receipt = Math.floor(at.getTime() / 1000);
         assert.deepEqual(res.json(), {
-          tx_id: tx.tx_id,
+          tx_id: tx.txid,
           nonce: 0,
           fee_rate: '250',
           sender_address: SENDER,
@@ -202,7 +233,7 @@ for (const engine of engines) {
 
     test('dropped mempool txs keep their drop status and replacement', async () => {
       await withApi(engine, async ({ app, chain }) => {
-        await chain.block([]);
+        await chain.block();
         const reasons: [string, string][] = [
           ['ReplaceByFee', 'dropped_replace_by_fee'],
           ['ReplaceAcrossFork', 'dropped_replace_across_fork'],
@@ -210,23 +241,23 @@ for (const engine of engines) {
           ['StaleGarbageCollect', 'dropped_stale_garbage_collect'],
           ['Problematic', 'dropped_problematic'],
         ];
-        const txs = await Promise.all(reasons.map((_, i) => transferTx({ nonce: i })));
+        const txs = (await Promise.all(reasons.map((_, i) => transfer(i)))).map((m) => m.tx);
         await chain.mempool(txs);
-        const replacement = txs[txs.length - 1].tx_id;
+        const replacement = txs[txs.length - 1].txid;
         for (const [i, [reason]] of reasons.entries()) {
-          await chain.drop([txs[i].tx_id], reason, reason === 'ReplaceByFee' ? replacement : null);
+          await chain.drop([txs[i].txid], reason, reason === 'ReplaceByFee' ? replacement : null);
         }
         for (const [i, [reason, status]] of reasons.entries()) {
-          const body = (await get(app, `/extended/v1/tx/${txs[i].tx_id}`)).json();
+          const body = (await get(app, `/extended/v1/tx/${txs[i].txid}`)).json();
           assert.equal(body.tx_status, status, reason);
           assert.equal(body.replaced_by_tx_id, reason === 'ReplaceByFee' ? replacement : null);
           assert.equal('events' in body, false);
         }
         // tx/multiple shows the same statuses.
-        const ids = txs.map((t) => t.tx_id).join(',');
+        const ids = txs.map((t) => t.txid).join(',');
         const multiple = (await get(app, `/extended/v1/tx/multiple?tx_id=${ids}`)).json();
         assert.deepEqual(
-          txs.map((t) => multiple[t.tx_id].result.tx_status),
+          txs.map((t) => multiple[t.txid].result.tx_status),
           reasons.map(([, status]) => status),
         );
       });
@@ -234,17 +265,18 @@ for (const engine of engines) {
 
     test('unconfirmed microblock txs: pending unless unanchored, then mined at tip+1 without a block', async () => {
       await withApi(engine, async ({ app, chain }) => {
-        await chain.block([]);
-        const tx = await transferTx({ nonce: 0 });
+        await chain.block();
+        const mined = await transfer(0);
+        const { tx } = mined;
         await chain.mempool([tx]);
-        const microblock = await chain.microblock([tx]);
+        const microblock = await chain.microblock({ txs: [mined] });
 
-        const anchored = await get(app, `/extended/v1/tx/${tx.tx_id}`);
+        const anchored = await get(app, `/extended/v1/tx/${tx.txid}`);
         assert.equal(anchored.statusCode, 200);
         assert.equal(anchored.json().tx_status, 'pending');
         assert.equal('block_hash' in anchored.json(), false);
 
-        const unanchored = (await get(app, `/extended/v1/tx/${tx.tx_id}?unanchored=true`)).json();
+        const unanchored = (await get(app, `/extended/v1/tx/${tx.txid}?unanchored=true`)).json();
         assert.equal(unanchored.tx_status, 'success');
         assert.equal(unanchored.block_hash, '0x');
         assert.equal(unanchored.is_unanchored, true);
@@ -253,16 +285,14 @@ for (const engine of engines) {
         assert.equal(unanchored.microblock_sequence, 0);
         assert.equal(unanchored.events.length, 1);
 
-        const multiple = (
-          await get(app, `/extended/v1/tx/multiple?tx_id=${tx.tx_id}&unanchored=true`)
-        ).json();
-        assert.equal(multiple[tx.tx_id].result.is_unanchored, true);
-        const multipleAnchored = (await get(app, `/extended/v1/tx/multiple?tx_id=${tx.tx_id}`)).json();
-        assert.equal(multipleAnchored[tx.tx_id].result.tx_status, 'pending');
+        const multiple = (await get(app, `/extended/v1/tx/multiple?tx_id=${tx.txid}&unanchored=true`)).json();
+        assert.equal(multiple[tx.txid].result.is_unanchored, true);
+        const multipleAnchored = (await get(app, `/extended/v1/tx/multiple?tx_id=${tx.txid}`)).json();
+        assert.equal(multipleAnchored[tx.txid].result.tx_status, 'pending');
 
         // The next block confirms the microblock: the tx is mined in that block, for every reader.
-        const block = await chain.block([], { confirms: microblock });
-        for (const url of [`/extended/v1/tx/${tx.tx_id}`, `/extended/v1/tx/${tx.tx_id}?unanchored=true`]) {
+        const block = await chain.block({ confirms: [microblock] });
+        for (const url of [`/extended/v1/tx/${tx.txid}`, `/extended/v1/tx/${tx.txid}?unanchored=true`]) {
           const confirmed = (await get(app, url)).json();
           assert.equal(confirmed.tx_status, 'success', url);
           assert.equal(confirmed.block_hash, block.block_hash, url);
@@ -276,15 +306,17 @@ for (const engine of engines) {
 
     test('exclude_function_args drops contract_call.function_args', async () => {
       await withApi(engine, async ({ app, chain }) => {
-        await chain.block([]);
-        const call = await contractCallTx({
+        await chain.block();
+        const call = await callTx({
+          from: 'alice',
+          fee: 300,
           nonce: 0,
           contract: `${SENDER}.counter`,
-          functionName: 'add',
+          fn: 'add',
           args: [Cl.uint(5), Cl.int(-2)],
         });
         await chain.mempool([call]);
-        const full = (await get(app, `/extended/v1/tx/${call.tx_id}`)).json();
+        const full = (await get(app, `/extended/v1/tx/${call.txid}`)).json();
         assert.deepEqual(full.contract_call, {
           contract_id: `${SENDER}.counter`,
           function_name: 'add',
@@ -294,7 +326,7 @@ for (const engine of engines) {
             { hex: '0x00fffffffffffffffffffffffffffffffe', repr: '-2', name: '', type: 'int' },
           ],
         });
-        const lean = (await get(app, `/extended/v1/tx/${call.tx_id}?exclude_function_args=true`)).json();
+        const lean = (await get(app, `/extended/v1/tx/${call.txid}?exclude_function_args=true`)).json();
         assert.deepEqual(lean.contract_call, {
           contract_id: `${SENDER}.counter`,
           function_name: 'add',
@@ -305,9 +337,10 @@ for (const engine of engines) {
 
     test('malformed parameters are 400s that say what is wrong; unknown query keys are ignored', async () => {
       await withApi(engine, async ({ app, chain }) => {
-        const tx = await transferTx({ nonce: 0 });
-        await chain.block([tx]);
-        const hex = tx.tx_id.slice(2);
+        const mined = await transfer(0);
+        const { tx } = mined;
+        await chain.block({ txs: [mined] });
+        const hex = tx.txid.slice(2);
         const pattern = 'params/tx_id must match pattern "^(0x)?[a-fA-F0-9]{64}$"';
         const cases: [string, number, string][] = [
           ['/extended/v1/tx/0x1234', 400, pattern],
@@ -318,25 +351,25 @@ for (const engine of engines) {
           [`/extended/v1/tx/0x${'zz'.repeat(32)}`, 400, pattern],
           [`/extended/v1/tx/0x${'a'.repeat(900)}`, 400, pattern],
           [`/extended/v1/tx/0x${'a'.repeat(2000)}`, 414, 'a path parameter is longer than 1000 characters'],
-          [`/extended/v1/tx/${tx.tx_id}?event_limit=101`, 400, 'querystring/event_limit must be <= 100'],
-          [`/extended/v1/tx/${tx.tx_id}?event_limit=-1`, 400, 'querystring/event_limit must be >= 0'],
-          [`/extended/v1/tx/${tx.tx_id}?event_limit=abc`, 400, 'querystring/event_limit must be integer'],
-          [`/extended/v1/tx/${tx.tx_id}?event_limit=1.5`, 400, 'querystring/event_limit must be integer'],
+          [`/extended/v1/tx/${tx.txid}?event_limit=101`, 400, 'querystring/event_limit must be <= 100'],
+          [`/extended/v1/tx/${tx.txid}?event_limit=-1`, 400, 'querystring/event_limit must be >= 0'],
+          [`/extended/v1/tx/${tx.txid}?event_limit=abc`, 400, 'querystring/event_limit must be integer'],
+          [`/extended/v1/tx/${tx.txid}?event_limit=1.5`, 400, 'querystring/event_limit must be integer'],
           [
-            `/extended/v1/tx/${tx.tx_id}?event_limit=0x10`,
+            `/extended/v1/tx/${tx.txid}?event_limit=0x10`,
             400,
             'querystring/event_limit must be a decimal integer, got "0x10"',
           ],
-          [`/extended/v1/tx/${tx.tx_id}?event_offset=-1`, 400, 'querystring/event_offset must be >= 0'],
+          [`/extended/v1/tx/${tx.txid}?event_offset=-1`, 400, 'querystring/event_offset must be >= 0'],
           [
-            `/extended/v1/tx/${tx.tx_id}?event_offset=99999999999999999999`,
+            `/extended/v1/tx/${tx.txid}?event_offset=99999999999999999999`,
             400,
             'querystring/event_offset must be <= 2147483647',
           ],
-          [`/extended/v1/tx/${tx.tx_id}?unanchored=yes`, 400, 'querystring/unanchored must be boolean'],
-          [`/extended/v1/tx/${tx.tx_id}?unanchored=1`, 400, 'querystring/unanchored must be boolean'],
+          [`/extended/v1/tx/${tx.txid}?unanchored=yes`, 400, 'querystring/unanchored must be boolean'],
+          [`/extended/v1/tx/${tx.txid}?unanchored=1`, 400, 'querystring/unanchored must be boolean'],
           [
-            `/extended/v1/tx/${tx.tx_id}?exclude_function_args=maybe`,
+            `/extended/v1/tx/${tx.txid}?exclude_function_args=maybe`,
             400,
             'querystring/exclude_function_args must be boolean',
           ],
@@ -347,12 +380,12 @@ for (const engine of engines) {
           assert.equal(res.json().statusCode, status, url);
           assert.equal(res.json().message, message, url);
         }
-        const ignored = await get(app, `/extended/v1/tx/${tx.tx_id}?foo=bar&limit=9999`);
+        const ignored = await get(app, `/extended/v1/tx/${tx.txid}?foo=bar&limit=9999`);
         assert.equal(ignored.statusCode, 200);
-        assert.equal(ignored.json().tx_id, tx.tx_id);
+        assert.equal(ignored.json().tx_id, tx.txid);
         const largeOffset = await get(
           app,
-          `/extended/v1/tx/${tx.tx_id}?event_offset=2147483647&event_limit=100`,
+          `/extended/v1/tx/${tx.txid}?event_offset=2147483647&event_limit=100`,
         );
         assert.equal(largeOffset.statusCode, 200);
         assert.deepEqual(largeOffset.json().events, []);
@@ -363,50 +396,52 @@ for (const engine of engines) {
   describe(`GET /extended/v1/tx/multiple (${engine})`, () => {
     test('mined, mempool and unknown ids; repeated and comma-separated forms agree', async () => {
       await withApi(engine, async ({ app, chain }) => {
-        const mined = await transferWithLogs(0);
-        await chain.block([mined]);
-        const pending = await transferTx({ nonce: 1 });
+        const minedTransfer = await transferWithLogs(0);
+        await chain.block({ txs: [minedTransfer] });
+        const mined = minedTransfer.tx;
+        const { tx: pending } = await transfer(1);
         await chain.mempool([pending]);
 
         const repeated = await get(
           app,
-          `/extended/v1/tx/multiple?tx_id=${UNKNOWN}&tx_id=${pending.tx_id}&tx_id=${mined.tx_id}&event_limit=1`,
+          `/extended/v1/tx/multiple?tx_id=${UNKNOWN}&tx_id=${pending.txid}&tx_id=${mined.txid}&event_limit=1`,
         );
         assert.equal(repeated.statusCode, 200);
         assert.equal(repeated.headers.warning, undefined, 'not deprecated');
         const body = repeated.json();
         // Upstream's order: mined txs, then mempool txs, then the ids not found.
-        assert.deepEqual(Object.keys(body), [mined.tx_id, pending.tx_id, UNKNOWN]);
-        assert.equal(body[mined.tx_id].found, true);
-        assert.equal(body[mined.tx_id].result.tx_status, 'success');
-        assert.equal(body[mined.tx_id].result.event_count, 3);
-        assert.equal(body[mined.tx_id].result.events.length, 1);
-        assert.equal(body[pending.tx_id].found, true);
-        assert.equal(body[pending.tx_id].result.tx_status, 'pending');
+        assert.deepEqual(Object.keys(body), [mined.txid, pending.txid, UNKNOWN]);
+        assert.equal(body[mined.txid].found, true);
+        assert.equal(body[mined.txid].result.tx_status, 'success');
+        assert.equal(body[mined.txid].result.event_count, 3);
+        assert.equal(body[mined.txid].result.events.length, 1);
+        assert.equal(body[pending.txid].found, true);
+        assert.equal(body[pending.txid].result.tx_status, 'pending');
         assert.deepEqual(body[UNKNOWN], { found: false, result: { tx_id: UNKNOWN } });
 
         const comma = await get(
           app,
-          `/extended/v1/tx/multiple?tx_id=${UNKNOWN},${pending.tx_id},${mined.tx_id}&event_limit=1`,
+          `/extended/v1/tx/multiple?tx_id=${UNKNOWN},${pending.txid},${mined.txid}&event_limit=1`,
         );
         assert.deepEqual(comma.json(), body);
         const mixed = await get(
           app,
-          `/extended/v1/tx/multiple?tx_id=${UNKNOWN},${pending.tx_id}&tx_id=${mined.tx_id}&event_limit=1`,
+          `/extended/v1/tx/multiple?tx_id=${UNKNOWN},${pending.txid}&tx_id=${mined.txid}&event_limit=1`,
         );
         assert.deepEqual(mixed.json(), body);
 
         // Duplicates and upper-case spellings name one tx once.
-        const upper = '0x' + mined.tx_id.slice(2).toUpperCase();
-        const dup = (await get(app, `/extended/v1/tx/multiple?tx_id=${mined.tx_id}&tx_id=${upper}`)).json();
-        assert.deepEqual(Object.keys(dup), [mined.tx_id]);
+        const upper = '0x' + mined.txid.slice(2).toUpperCase();
+        const dup = (await get(app, `/extended/v1/tx/multiple?tx_id=${mined.txid}&tx_id=${upper}`)).json();
+        assert.deepEqual(Object.keys(dup), [mined.txid]);
       });
     });
 
     test('404 when none of the ids is found; bad ids, too many ids and missing ids are 400s', async () => {
       await withApi(engine, async ({ app, chain }) => {
-        const tx = await transferTx({ nonce: 0 });
-        await chain.block([tx]);
+        const mined = await transfer(0);
+        const { tx } = mined;
+        await chain.block({ txs: [mined] });
         const none = await get(app, `/extended/v1/tx/multiple?tx_id=${UNKNOWN},0x${'cd'.repeat(32)}`);
         assert.equal(none.statusCode, 404);
         assert.deepEqual(none.json(), {
@@ -415,32 +450,32 @@ for (const engine of engines) {
           message: 'could not find any of the transactions by ID',
         });
 
-        const hex = tx.tx_id.slice(2);
+        const hex = tx.txid.slice(2);
         const pattern = (i: number) => `querystring/tx_id/${i} must match pattern "^(0x)?[a-fA-F0-9]{64}$"`;
-        const tooMany = Array.from({ length: MAX_MULTIPLE_TX_IDS + 1 }, () => `tx_id=${tx.tx_id}`).join('&');
+        const tooMany = Array.from({ length: MAX_MULTIPLE_TX_IDS + 1 }, () => `tx_id=${tx.txid}`).join('&');
         const cases: [string, string][] = [
           ['/extended/v1/tx/multiple', "querystring must have required property 'tx_id'"],
           ['/extended/v1/tx/multiple?event_limit=1', "querystring must have required property 'tx_id'"],
           ['/extended/v1/tx/multiple?tx_id=bad', pattern(0)],
           ['/extended/v1/tx/multiple?tx_id=', pattern(0)],
-          [`/extended/v1/tx/multiple?tx_id=${tx.tx_id},`, pattern(1)],
+          [`/extended/v1/tx/multiple?tx_id=${tx.txid},`, pattern(1)],
           [`/extended/v1/tx/multiple?tx_id=0X${hex}`, pattern(0)],
-          [`/extended/v1/tx/multiple?tx_id=${tx.tx_id}&tx_id=0x${hex.slice(1)}`, pattern(1)],
+          [`/extended/v1/tx/multiple?tx_id=${tx.txid}&tx_id=0x${hex.slice(1)}`, pattern(1)],
           [`/extended/v1/tx/multiple?tx_id=${hex}`, `tx_id ${hex}: a transaction id starts with "0x"`],
           [
             `/extended/v1/tx/multiple?${tooMany}`,
             `querystring/tx_id must NOT have more than ${MAX_MULTIPLE_TX_IDS} items`,
           ],
           [
-            `/extended/v1/tx/multiple?tx_id=${tx.tx_id}&event_limit=101`,
+            `/extended/v1/tx/multiple?tx_id=${tx.txid}&event_limit=101`,
             'querystring/event_limit must be <= 100',
           ],
           [
-            `/extended/v1/tx/multiple?tx_id=${tx.tx_id}&event_offset=-1`,
+            `/extended/v1/tx/multiple?tx_id=${tx.txid}&event_offset=-1`,
             'querystring/event_offset must be >= 0',
           ],
           [
-            `/extended/v1/tx/multiple?tx_id=${tx.tx_id}&unanchored=yes`,
+            `/extended/v1/tx/multiple?tx_id=${tx.txid}&unanchored=yes`,
             'querystring/unanchored must be boolean',
           ],
         ];
@@ -449,9 +484,9 @@ for (const engine of engines) {
           assert.equal(res.statusCode, 400, url.slice(0, 120));
           assert.equal(res.json().message, message, url.slice(0, 120));
         }
-        const exactlyMax = Array.from({ length: MAX_MULTIPLE_TX_IDS }, () => `tx_id=${tx.tx_id}`).join('&');
+        const exactlyMax = Array.from({ length: MAX_MULTIPLE_TX_IDS }, () => `tx_id=${tx.txid}`).join('&');
         assert.equal((await get(app, `/extended/v1/tx/multiple?${exactlyMax}`)).statusCode, 200);
-        const ignored = await get(app, `/extended/v1/tx/multiple?tx_id=${tx.tx_id}&whatever=1`);
+        const ignored = await get(app, `/extended/v1/tx/multiple?tx_id=${tx.txid}&whatever=1`);
         assert.equal(ignored.statusCode, 200);
       });
     });

@@ -7,13 +7,16 @@ import {
   serializeTransaction,
   sponsorTransaction,
   type ClarityValue,
+  type ClarityVersion,
   type StacksTransactionWire,
 } from '@stacks/transactions';
 import type { Ingestor } from '../../src/ingest/ingestor.js';
 
 // A small testnet chain built from real signed transactions and the event-observer messages a stacks-node
-// would send for them (`/new_block`, `/new_microblocks`, `/new_mempool_tx`), applied through the Ingestor.
+// would send for them (`/new_block`, `/new_microblocks`, `/new_mempool_tx`, `/drop_mempool_tx`), applied
+// through the Ingestor.
 // Events are whatever the test says the txs did: the indexer takes them as the node reports them.
+// Every message is received at the time of a test clock (one second after the previous message).
 
 /** Fixed test keys (not secrets: they only sign throwaway test txs). */
 export const KEYS = {
@@ -48,6 +51,17 @@ interface Common {
   sponsor?: { key: KeyName; nonce: number };
 }
 
+/** The origin's signing options (a sponsored tx's origin pays no fee). */
+function signing(common: Common) {
+  return {
+    senderKey: KEYS[common.from],
+    fee: common.sponsor ? 0n : BigInt(common.fee),
+    nonce: BigInt(common.nonce),
+    network: 'testnet' as const,
+    sponsored: common.sponsor !== undefined,
+  };
+}
+
 async function finish(tx: StacksTransactionWire, common: Common): Promise<BuiltTx> {
   if (!common.sponsor) return built(tx, addressOf(common.from));
   const sponsored = await sponsorTransaction({
@@ -65,13 +79,17 @@ export async function transferTx(opts: Common & { to: string; amount: number; me
     recipient: opts.to,
     amount: BigInt(opts.amount),
     memo: opts.memo,
-    senderKey: KEYS[opts.from],
-    fee: opts.sponsor ? 0n : BigInt(opts.fee),
-    nonce: BigInt(opts.nonce),
-    network: 'testnet',
-    sponsored: opts.sponsor !== undefined,
+    ...signing(opts),
   });
   return finish(tx, opts);
+}
+
+/** A token transfer with the `stx_transfer_event` the node reports once it is mined. */
+export async function transferWithEvent(
+  opts: Common & { to: string; amount: number; memo?: string },
+): Promise<MinedTx> {
+  const tx = await transferTx(opts);
+  return { tx, events: [ev.stxTransfer(tx.sender, opts.to, opts.amount)] };
 }
 
 export async function callTx(
@@ -83,26 +101,26 @@ export async function callTx(
     contractName,
     functionName: opts.fn,
     functionArgs: opts.args ?? [],
-    senderKey: KEYS[opts.from],
-    fee: opts.sponsor ? 0n : BigInt(opts.fee),
-    nonce: BigInt(opts.nonce),
-    network: 'testnet',
+    ...signing(opts),
     postConditionMode: 'allow',
-    sponsored: opts.sponsor !== undefined,
   });
   return finish(tx, opts);
 }
 
-export async function deployTx(opts: Common & { name: string; code: string }): Promise<BuiltTx> {
+export async function deployTx(
+  opts: Common & {
+    name: string;
+    code: string;
+    /** `null`: an unversioned smart contract (type 1); default: the library's (a versioned one, type 6) */
+    clarityVersion?: ClarityVersion | null;
+  },
+): Promise<BuiltTx> {
   const tx = await makeContractDeploy({
     contractName: opts.name,
     codeBody: opts.code,
-    senderKey: KEYS[opts.from],
-    fee: opts.sponsor ? 0n : BigInt(opts.fee),
-    nonce: BigInt(opts.nonce),
-    network: 'testnet',
+    ...(opts.clarityVersion !== undefined && { clarityVersion: opts.clarityVersion ?? undefined }),
+    ...signing(opts),
     postConditionMode: 'allow',
-    sponsored: opts.sponsor !== undefined,
   });
   return finish(tx, opts);
 }
@@ -181,13 +199,24 @@ export interface ChainMicroblock {
 const RESULT_OK_TRUE = '0x0703';
 const RESULT_ERR_UINT = '0x080100000000000000000000000000000001';
 const ZERO_HASH = `0x${'0'.repeat(64)}`;
+const CLOCK_START = Date.UTC(2024, 0, 1);
+const CLOCK_STEP_MS = 1000;
 
 /** Builds blocks on any parent (forks included) and sends them through the ingestor. */
 export class TestChain {
   private counter = 0;
+  private clock = CLOCK_START;
   readonly blocks: ChainBlock[] = [];
 
   constructor(private readonly ingestor: Ingestor) {}
+
+  /** Applies one observer message, received one clock step after the previous one; returns that time. */
+  private async send(path: string, payload: unknown): Promise<Date> {
+    this.clock += CLOCK_STEP_MS;
+    const receivedAt = new Date(this.clock);
+    await this.ingestor.apply(path, JSON.stringify(payload), receivedAt);
+    return receivedAt;
+  }
 
   private hash(tag: number): string {
     this.counter += 1;
@@ -284,7 +313,7 @@ export class TestChain {
       ],
       events: this.eventsJson(all),
     };
-    await this.ingestor.apply('/new_block', JSON.stringify(payload));
+    await this.send('/new_block', payload);
     this.blocks.push(block);
     return block;
   }
@@ -311,12 +340,24 @@ export class TestChain {
       transactions: opts.txs.map((m, i) => this.txJson(m, i, micro, opts.previous?.hash)),
       events: this.eventsJson(opts.txs),
     };
-    await this.ingestor.apply('/new_microblocks', JSON.stringify(payload));
+    await this.send('/new_microblocks', payload);
     return micro;
   }
 
-  /** The node accepted these txs into its mempool. */
-  async mempool(txs: BuiltTx[]): Promise<void> {
-    await this.ingestor.apply('/new_mempool_tx', JSON.stringify(txs.map((t) => t.raw)));
+  /** The node accepted these txs into its mempool; returns when the indexer received them. */
+  mempool(txs: BuiltTx[]): Promise<Date> {
+    return this.send(
+      '/new_mempool_tx',
+      txs.map((t) => t.raw),
+    );
+  }
+
+  /** The node dropped these txs from its mempool (`replacedBy`: the tx that replaced them, if any). */
+  async drop(
+    txids: string[],
+    reason = 'StaleGarbageCollect',
+    replacedBy: string | null = null,
+  ): Promise<void> {
+    await this.send('/drop_mempool_tx', { dropped_txids: txids, reason, new_txid: replacedBy });
   }
 }

@@ -232,4 +232,8 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       return reply.type('application/json; charset=utf-8').send(document);
     },
   );
+  // Whoever opens the bare server address lands on the reference rather than on a 404.
+  app.get('/', { schema: { hide: true }, config: { accessControl: false } }, (_request, reply) =>
+    reply.redirect(DOCS_PATH, 302),
+  );
 }

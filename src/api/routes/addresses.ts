@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { isValidContractName, isValidPrincipal, isValidStacksAddress } from '../../chain/address.js';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
@@ -8,7 +8,9 @@ import {
   findAccountTx,
   listAccountTxs,
   listAccountTxsAtHeight,
+  readAccountTxParts,
   readAccountTxs,
+  type AccountTxKey,
 } from '../../store/read/account-txs.js';
 import { getAccountBalances } from '../../store/read/balances.js';
 import { cachedChainState } from '../../store/read/chain-state.js';
@@ -23,7 +25,8 @@ import {
   UntilBlockQuery,
 } from '../schemas/addresses.js';
 import { MAX_HEIGHT, errorResponses } from '../schemas/common.js';
-import { balancesJson, sortByHeightAndIndex, txWithTransfersJson } from '../serializers/addresses.js';
+import { balancesJson, txWithTransfersJson, txsWithTransfersPageJson } from '../serializers/addresses.js';
+import { minedTxJsonCache, type MinedTxJson } from '../serializers/mined-tx-cache.js';
 import type { RouteOptions } from './index.js';
 
 // GET /extended/v1/address/{principal}/balances, /transactions_with_transfers and /{tx_id}/with_transfers
@@ -48,10 +51,17 @@ function principalProblem(principal: string): string | null {
   return 'not a principal';
 }
 
+/** Principals found valid (c32check costs two SHA-256 per check): a pure function's answers, bounded. */
+const validPrincipals = new Set<string>();
+const VALID_PRINCIPALS_MAX = 10_000;
+
 async function checkPrincipal(request: FastifyRequest) {
   const { principal } = request.params as { principal: string };
+  if (validPrincipals.has(principal)) return;
   const problem = principalProblem(principal);
   if (problem) throw new InvalidRequestError(`invalid STX address "${principal}": ${problem}`);
+  if (validPrincipals.size >= VALID_PRINCIPALS_MAX) validPrincipals.clear();
+  validPrincipals.add(principal);
 }
 
 /**
@@ -164,7 +174,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       },
       preHandler: [checkPrincipal, chainEtag(store, { withMempool: false })],
     },
-    async (request) => {
+    async (request, reply) => {
       const { principal } = request.params;
       const { offset, height, until_block: until } = request.query;
       const limit = request.query.limit || TX_LIMIT_DEFAULT;
@@ -183,13 +193,28 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
               offset,
             },
           );
-      const records = sortByHeightAndIndex(await readAccountTxs(store.sql, principal, page.keys));
-      return {
-        limit,
-        offset,
-        total: page.total,
-        results: records.map((r) => txWithTransfersJson(r, principal)),
-      };
+      // txs rendered by earlier requests are not read again (see mined-tx-cache.ts)
+      const cache = minedTxJsonCache(store);
+      const kept = new Map<AccountTxKey, MinedTxJson>();
+      const parts = await readAccountTxParts(store.sql, principal, page.keys, (key) => {
+        const json = cache.get(key);
+        if (json) kept.set(key, json);
+        return json !== undefined;
+      });
+      const json = txsWithTransfersPageJson(
+        { limit, offset, total: page.total },
+        parts,
+        principal,
+        kept,
+        cache,
+        (schema, value) =>
+          reply.serializeInput(
+            value as Record<string, unknown>,
+            schema as unknown as Record<string, unknown>,
+          ),
+      );
+      // already serialized (as the response schema's serializer would have)
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(json);
     },
   );
 

@@ -7,6 +7,8 @@ import {
   findMempoolTx,
   findMempoolTxs,
   findMinedTx,
+  findMinedTxVersion,
+  findMinedTxVersions,
   findMinedTxs,
   type EventPage,
   type MempoolTxRecord,
@@ -15,6 +17,7 @@ import {
 import { clientHasVersion, sendNotModified } from '../plugins/etag.js';
 import { HASH_PATTERN, MAX_INT, errorResponses } from '../schemas/common.js';
 import { MempoolTransaction, Transaction, TxNotFound } from '../schemas/transactions.js';
+import { txByIdJsonCache } from '../serializers/mined-tx-cache.js';
 import { mempoolTransaction, minedTransaction, type RenderOptions } from '../serializers/transactions.js';
 import type { RouteOptions } from './index.js';
 
@@ -61,8 +64,21 @@ function renderOptions(query: TxQueryValues): RenderOptions {
   return { excludeFunctionArgs: query.exclude_function_args };
 }
 
+/** The query whose renderings are kept (see mined-tx-cache.ts): the first page of 20 events, args included. */
+function isDefaultQuery(query: TxQueryValues): boolean {
+  return (
+    query.event_offset === 0 &&
+    (query.event_limit || EVENT_LIMIT_DEFAULT) === EVENT_LIMIT_DEFAULT &&
+    !query.exclude_function_args
+  );
+}
+
+type MinedVersionFields = Pick<MinedTxRecord, 'tx_id' | 'index_block_hash' | 'microblock_hash' | 'status'>;
+
 /** What a client's cached copy of a tx depends on: where it is mined, or its mempool state. */
-function txVersion(tx: { kind: 'mined'; row: MinedTxRecord } | { kind: 'mempool'; row: MempoolTxRecord }) {
+function txVersion(
+  tx: { kind: 'mined'; row: MinedVersionFields } | { kind: 'mempool'; row: MempoolTxRecord },
+) {
   const r = tx.row;
   return tx.kind === 'mined'
     ? `${r.tx_id}:${tx.row.index_block_hash}:${tx.row.microblock_hash}:${r.status}`
@@ -135,17 +151,31 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         const id = given.toLowerCase();
         if (!ids.includes(id)) ids.push(id);
       }
+      // txs rendered earlier with the default query whose row is still the visible one: not read again
+      const kept = new Map<string, { version: MinedVersionFields; json: string }>();
+      const cache = txByIdJsonCache(store);
+      const keep = isDefaultQuery(query);
+      const withEntry = keep ? ids.filter((id) => cache.get(id) !== undefined) : [];
+      for (const now of await findMinedTxVersions(store.sql, withEntry, { unanchored: query.unanchored })) {
+        const entry = cache.get(now.tx_id);
+        if (
+          entry?.index_block_hash === now.index_block_hash &&
+          entry.microblock_hash === now.microblock_hash
+        ) {
+          kept.set(now.tx_id, { version: now, json: entry.json });
+        }
+      }
+      const toRead = ids.filter((id) => !kept.has(id));
       const mined = new Map(
-        (await findMinedTxs(store.sql, ids, { unanchored: query.unanchored }, eventPage(query))).map((t) => [
-          t.tx_id,
-          t,
-        ]),
+        (await findMinedTxs(store.sql, toRead, { unanchored: query.unanchored }, eventPage(query))).map(
+          (t) => [t.tx_id, t],
+        ),
       );
-      const rest = ids.filter((id) => !mined.has(id));
+      const rest = toRead.filter((id) => !mined.has(id));
       const pending = new Map(
         (await findMempoolTxs(store.sql, rest, { unanchored: query.unanchored })).map((t) => [t.tx_id, t]),
       );
-      if (mined.size === 0 && pending.size === 0) {
+      if (kept.size === 0 && mined.size === 0 && pending.size === 0) {
         throw new NotFoundError('could not find any of the transactions by ID');
       }
 
@@ -154,10 +184,17 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       const entries: string[] = [];
       const versions: string[] = [];
       for (const id of ids) {
+        const known = kept.get(id);
+        if (known) {
+          versions.push(txVersion({ kind: 'mined', row: known.version }));
+          entries.push(`${JSON.stringify(id)}:{"found":true,"result":${known.json}}`);
+          continue;
+        }
         const tx = mined.get(id);
         if (!tx) continue;
         versions.push(txVersion({ kind: 'mined', row: tx }));
         const json = serialize(reply, Transaction, minedTransaction(tx, options));
+        if (keep) cache.set(tx, json);
         entries.push(`${JSON.stringify(id)}:{"found":true,"result":${json}}`);
       }
       for (const id of ids) {
@@ -168,7 +205,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         entries.push(`${JSON.stringify(id)}:{"found":true,"result":${json}}`);
       }
       for (const id of ids) {
-        if (mined.has(id) || pending.has(id)) continue;
+        if (kept.has(id) || mined.has(id) || pending.has(id)) continue;
         versions.push(`${id}:none`);
         entries.push(`${JSON.stringify(id)}:{"found":false,"result":{"tx_id":${JSON.stringify(id)}}}`);
       }
@@ -208,13 +245,31 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       const id = given.toLowerCase();
       const query = request.query;
       const options = renderOptions(query);
+      // A tx rendered earlier with the default query: sent again if its row is still the visible one.
+      const keep = isDefaultQuery(query);
+      const cache = txByIdJsonCache(store);
+      const kept = keep ? cache.get(id) : undefined;
+      if (kept) {
+        const now = await findMinedTxVersion(store.sql, id, { unanchored: query.unanchored });
+        if (
+          now &&
+          now.index_block_hash === kept.index_block_hash &&
+          now.microblock_hash === kept.microblock_hash
+        ) {
+          const tag = digest([txVersion({ kind: 'mined', row: { tx_id: id, ...now } })]);
+          if (clientHasVersion(request, reply, tag)) return sendNotModified(reply);
+          return sendJson(reply, kept.json);
+        }
+      }
       // The common case, a mined tx, is one query; the tag comes from the row read.
       const mined = await findMinedTx(store.sql, id, { unanchored: query.unanchored }, eventPage(query));
       if (mined) {
         if (clientHasVersion(request, reply, digest([txVersion({ kind: 'mined', row: mined })]))) {
           return sendNotModified(reply);
         }
-        return sendJson(reply, serialize(reply, Transaction, minedTransaction(mined, options)));
+        const json = serialize(reply, Transaction, minedTransaction(mined, options));
+        if (keep) cache.set(mined, json);
+        return sendJson(reply, json);
       }
       const pending = await findMempoolTx(store.sql, id, { unanchored: query.unanchored });
       if (pending) {

@@ -92,14 +92,22 @@ const NftTransfer = Type.Object({
   recipient: Type.String(),
 });
 
+const transferFields = {
+  stx_sent: Type.String({ description: 'fee (when it is the sender) + STX it sent in events' }),
+  stx_received: Type.String(),
+  stx_transfers: Type.Array(StxTransfer),
+  ft_transfers: Type.Array(FtTransfer),
+  nft_transfers: Type.Array(NftTransfer),
+};
+
+/** The members of a TransactionWithTransfers after `tx` (serialized apart from an already rendered tx). */
+export const TransfersOfTx = Type.Object(transferFields);
+export type TransfersOfTx = Static<typeof TransfersOfTx>;
+
 export const TransactionWithTransfers = Type.Object(
   {
     tx: Transaction,
-    stx_sent: Type.String({ description: 'fee (when it is the sender) + STX it sent in events' }),
-    stx_received: Type.String(),
-    stx_transfers: Type.Array(StxTransfer),
-    ft_transfers: Type.Array(FtTransfer),
-    nft_transfers: Type.Array(NftTransfer),
+    ...transferFields,
   },
   {
     title: 'TransactionWithTransfers',

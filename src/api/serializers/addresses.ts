@@ -1,7 +1,14 @@
-import type { AccountTxRecord } from '../../store/read/account-txs.js';
+import type {
+  AccountTxKey,
+  AccountTxParts,
+  AccountTxRecord,
+  TransferRecord,
+} from '../../store/read/account-txs.js';
 import type { AccountBalances } from '../../store/read/balances.js';
 import { EventKind } from '../../store/write/rows.js';
-import type { AddressBalances, TransactionWithTransfers } from '../schemas/addresses.js';
+import { TransfersOfTx, type AddressBalances, type TransactionWithTransfers } from '../schemas/addresses.js';
+import { Transaction } from '../schemas/transactions.js';
+import type { MinedTxJson, MinedTxJsonCache } from './mined-tx-cache.js';
 import { minedTransaction } from './transactions.js';
 
 // Store records → the balances and transactions-with-transfers objects (NOTES-upstream A.1, A.8, A.9).
@@ -75,16 +82,15 @@ export function balancesJson(balances: AccountBalances, height: number): Address
   return out;
 }
 
-/**
- * A transaction with the principal's transfers in it. `stx_sent` counts the fee whenever the principal is
- * the sender, even of a sponsored tx (the sponsor paid it), as the original API does.
- */
-export function txWithTransfersJson(record: AccountTxRecord, principal: string): TransactionWithTransfers {
-  const { tx, transfers } = record;
+/** The principal's transfers in a tx, and its STX totals (see `txWithTransfersJson`). */
+function transfersOfTx(
+  tx: { sender_address: string; fee_rate: string },
+  transfers: TransferRecord[],
+  principal: string,
+): TransfersOfTx {
   let sent = tx.sender_address === principal ? BigInt(tx.fee_rate) : 0n;
   let received = 0n;
-  const out: TransactionWithTransfers = {
-    tx: minedTransaction(tx),
+  const out: TransfersOfTx = {
     stx_sent: '',
     stx_received: '',
     stx_transfers: [],
@@ -114,7 +120,52 @@ export function txWithTransfersJson(record: AccountTxRecord, principal: string):
   return out;
 }
 
-/** Upstream re-sorts a page by (height, tx index), newest first, after selecting it in chain order. */
-export function sortByHeightAndIndex(records: AccountTxRecord[]): AccountTxRecord[] {
-  return [...records].sort((a, b) => b.tx.block_height - a.tx.block_height || b.tx.tx_index - a.tx.tx_index);
+/**
+ * A transaction with the principal's transfers in it. `stx_sent` counts the fee whenever the principal is
+ * the sender, even of a sponsored tx (the sponsor paid it), as the original API does.
+ */
+export function txWithTransfersJson(record: AccountTxRecord, principal: string): TransactionWithTransfers {
+  const { tx, transfers } = record;
+  return { tx: minedTransaction(tx), ...transfersOfTx(tx, transfers, principal) };
+}
+
+/** Compiled serializers of the response schemas (Fastify's, as `reply.serializeInput` gives them). */
+export type SerializeWith = (schema: typeof Transaction | typeof TransfersOfTx, value: object) => string;
+
+/**
+ * The JSON text of a transactions_with_transfers page, as the page schema's serializer writes it: each
+ * tx's rendering is the one `kept` (taken from the cache for a key the listing read as visible just now)
+ * when its row was not read, else rendered from its row, and then kept in `cache` for the next pages.
+ * Sorted as upstream re-sorts a page after selecting it in chain order: by height and tx index, newest
+ * first (the principal index row's, those of the tx row).
+ */
+export function txsWithTransfersPageJson(
+  page: { limit: number; offset: number; total: number },
+  parts: AccountTxParts[],
+  principal: string,
+  kept: Map<AccountTxKey, MinedTxJson>,
+  cache: MinedTxJsonCache,
+  serialize: SerializeWith,
+): string {
+  const sorted = [...parts].sort(
+    (a, b) => b.key.block_height - a.key.block_height || b.key.tx_index - a.key.tx_index,
+  );
+  const results: string[] = [];
+  for (const part of sorted) {
+    let tx: MinedTxJson | undefined = part.tx ? undefined : kept.get(part.key);
+    if (!tx) {
+      if (!part.tx) throw new Error(`tx ${part.key.tx_id} neither read nor kept`);
+      const row = part.tx;
+      tx = {
+        json: serialize(Transaction, minedTransaction(row)),
+        sender_address: row.sender_address,
+        fee_rate: row.fee_rate,
+      };
+      cache.set(row, tx);
+    }
+    // `tx` is the first member: `{"tx":…,` then the others as their own object writes them
+    const rest = serialize(TransfersOfTx, transfersOfTx(tx, part.transfers, principal));
+    results.push(`{"tx":${tx.json},${rest.slice(1)}`);
+  }
+  return `{"limit":${page.limit},"offset":${page.offset},"total":${page.total},"results":[${results.join(',')}]}`;
 }

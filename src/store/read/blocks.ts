@@ -1,5 +1,4 @@
 import type { Sql } from '../db.js';
-import { ANCHORED, visible } from './visibility.js';
 
 export interface BlockRecord {
   canonical: boolean;
@@ -62,41 +61,51 @@ export interface BlockWithTxs extends BlockRecord {
 /**
  * The block of a burn block height: the canonical one if any, else the highest (a Nakamoto burn block may
  * hold many Stacks blocks: the last one is shown). With its txs (newest first) and the microblocks it
- * accepted (streamed on its parent) and those streamed on it.
+ * accepted (streamed on its parent) and those streamed on it. One flat statement (four round trips and
+ * their composed fragments cost more client CPU than PostgreSQL spends); the tx visibility condition is
+ * `visible()`'s for anchored reads, inlined.
  */
 export async function findBlockByBurnHeight(
   sql: Sql,
   burnBlockHeight: number,
 ): Promise<BlockWithTxs | undefined> {
-  const [block] = await sql<BlockRecord[]>`
-    SELECT ${blockColumns(sql)} FROM blocks WHERE burn_block_height = ${burnBlockHeight}
-    ORDER BY canonical DESC, block_height DESC LIMIT 1`;
-  if (!block) return undefined;
-  const [txs, accepted, streamed] = await Promise.all([
-    sql<{ tx_id: string }[]>`
-      SELECT t.tx_id FROM txs t
-      WHERE t.index_block_hash = ${block.index_block_hash} AND ${visible(sql, 't', ANCHORED)}
-      ORDER BY t.microblock_sequence DESC, t.tx_index DESC`,
-    sql<{ microblock_hash: string; tx_count: number }[]>`
-      SELECT m.microblock_hash,
-        (SELECT count(*) FROM txs t
+  const [row] = await sql<
+    (BlockRecord & { txs: string[] | null; accepted: [string, number][]; streamed: string[] | null })[]
+  >`
+    SELECT b.canonical, b.block_height, b.block_hash, b.index_block_hash, b.parent_block_hash,
+      b.parent_index_block_hash, b.parent_microblock_hash, b.parent_microblock_sequence, b.block_time,
+      b.burn_block_time, b.burn_block_hash, b.burn_block_height, b.miner_txid, b.tenure_height, b.signer_bitvec,
+      b.tx_count, b.execution_cost_read_count, b.execution_cost_read_length, b.execution_cost_runtime,
+      b.execution_cost_write_count, b.execution_cost_write_length,
+      ARRAY(
+        SELECT t.tx_id FROM txs t
+        WHERE t.index_block_hash = b.index_block_hash AND t.canonical AND t.microblock_canonical
+          AND t.index_block_hash <> ''
+        ORDER BY t.microblock_sequence DESC, t.tx_index DESC) AS txs,
+      (SELECT coalesce(json_agg(json_build_array(m.microblock_hash, (
+          SELECT count(*) FROM txs t
           -- "<> ''" lets the planner use the partial index txs_microblock_idx: without it the generic plan
           -- scanned all of txs (and was JIT-compiled on every call), 1.4 s a request on a 1M-tx chain
           WHERE t.microblock_hash = m.microblock_hash AND t.microblock_hash <> ''
-            AND ${visible(sql, 't', ANCHORED)}) AS tx_count
-      FROM microblocks m
-      WHERE m.parent_index_block_hash = ${block.parent_index_block_hash} AND m.microblock_canonical
-      ORDER BY m.microblock_sequence`,
-    sql<{ microblock_hash: string }[]>`
-      SELECT microblock_hash FROM microblocks
-      WHERE parent_index_block_hash = ${block.index_block_hash} AND microblock_canonical
-      ORDER BY microblock_sequence`,
-  ]);
+            AND t.canonical AND t.microblock_canonical AND t.index_block_hash <> ''))
+          ORDER BY m.microblock_sequence), '[]'::json)
+        FROM microblocks m
+        WHERE m.parent_index_block_hash = b.parent_index_block_hash AND m.microblock_canonical) AS accepted,
+      ARRAY(
+        SELECT m.microblock_hash FROM microblocks m
+        WHERE m.parent_index_block_hash = b.index_block_hash AND m.microblock_canonical
+        ORDER BY m.microblock_sequence) AS streamed
+    FROM (
+      SELECT * FROM blocks WHERE burn_block_height = ${burnBlockHeight}
+      ORDER BY canonical DESC, block_height DESC LIMIT 1
+    ) AS b`;
+  if (!row) return undefined;
+  const { txs, accepted, streamed, ...block } = row;
   return {
     ...block,
-    txs: txs.map((t) => t.tx_id),
-    microblocks_accepted: accepted.map((m) => m.microblock_hash),
-    microblocks_streamed: streamed.map((m) => m.microblock_hash),
-    microblock_tx_count: Object.fromEntries(accepted.map((m) => [m.microblock_hash, m.tx_count])),
+    txs: txs ?? [],
+    microblocks_accepted: accepted.map(([hash]) => hash),
+    microblocks_streamed: streamed ?? [],
+    microblock_tx_count: Object.fromEntries(accepted.map(([hash, count]) => [hash, Number(count)])),
   };
 }

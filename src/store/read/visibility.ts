@@ -4,8 +4,8 @@ import type { Sql } from '../db.js';
 // `smart_contracts` is visible when it is on the canonical chain and, if it came in a microblock, that
 // microblock is on the canonical stream. Unconfirmed microblock rows (index_block_hash = '', stored at
 // height tip+1) are visible only to `unanchored` reads; `until_block` caps the height.
-// One hot statement inlines this rule instead of composing `visible()` (fragments cost client CPU per call):
-// `findMinedTx` in txs.ts. Change it there too.
+// Some hot statements inline this rule instead of composing `visible()` (fragments cost client CPU per call):
+// `findMinedTx` and `findMinedTxs` in txs.ts, `findContractDeployments` in contracts.ts. Change them there too.
 
 export interface Visibility {
   /** include txs of microblocks not yet confirmed by an anchored block */

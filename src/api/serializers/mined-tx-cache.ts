@@ -1,0 +1,130 @@
+import type { Store } from '../../store/store.js';
+
+// The rendered JSON of mined transactions, kept across requests for the account listings
+// (transactions_with_transfers), whose pages of 50 txs otherwise read, build and serialize the same
+// immutable rows over and over (~50 µs of CPU per tx, most of such a request).
+//
+// What may be kept: a tx row is identified by (tx_id, index_block_hash, microblock_hash), and everything
+// its rendering (without events) shows is fixed once the row is written: the decoded tx, its result and
+// costs, its block's hashes and times, and the ABI of the contract it calls (deployed earlier on the same
+// fork). Only its visibility flags (`canonical`, `microblock_canonical`) change, on reorgs. So only
+// renderings of rows that were anchored, canonical and on the canonical microblock stream are kept, and a
+// kept one is used only for a key whose principal index row the listing read just now as canonical and on
+// the canonical microblock stream: the flags the rendering shows are then the flags the row has. Unconfirmed
+// microblock rows (index_block_hash '') are never kept: they give way to the confirming block's rows.
+
+/** What a listing needs of a kept tx: its JSON text and the fields its transfer totals use. */
+export interface MinedTxJson {
+  json: string;
+  sender_address: string;
+  fee_rate: string;
+}
+
+/** ~2 KB of JSON per tx: at most ~20 MB. */
+const MAX_ENTRIES = 10_000;
+
+/** Row key → rendering, the oldest insertion evicted first. */
+export class MinedTxJsonCache {
+  private readonly entries = new Map<string, MinedTxJson>();
+
+  constructor(private readonly maxEntries = MAX_ENTRIES) {}
+
+  get(key: MinedTxKey): MinedTxJson | undefined {
+    return isKeepable(key) ? this.entries.get(rowKey(key)) : undefined;
+  }
+
+  /** Keeps the rendering of a row read with these flags (ignored unless the row may be kept). */
+  set(key: MinedTxKey, value: MinedTxJson): void {
+    if (!isKeepable(key)) return;
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(rowKey(key), value);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+export interface MinedTxKey {
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+  canonical: boolean;
+  microblock_canonical: boolean;
+}
+
+const rowKey = (k: MinedTxKey) => `${k.tx_id}|${k.index_block_hash}|${k.microblock_hash}`;
+
+function isKeepable(k: MinedTxKey): boolean {
+  return k.index_block_hash !== '' && k.canonical && k.microblock_canonical;
+}
+
+// One cache per database (stores wrapping the same database share it; tests open many databases).
+const caches = new WeakMap<object, MinedTxJsonCache>();
+
+export function minedTxJsonCache(store: Store): MinedTxJsonCache {
+  let cache = caches.get(store.db);
+  if (!cache) {
+    cache = new MinedTxJsonCache();
+    caches.set(store.db, cache);
+  }
+  return cache;
+}
+
+// The same idea for `GET /extended/v1/tx/:tx_id` with its default query (the first page of 20 events,
+// function args included): the rendering of the visible row of a tx id, kept with that row's key. A
+// request first reads the key of the row visible now (a primary-key lookup, no events, no ABI); only when
+// it is the kept one (same block, same microblock: the same immutable row, read as canonical and on the
+// canonical microblock stream) is the kept rendering sent, else the row is read and rendered as usual.
+
+/** A kept rendering of a tx id's visible row, with that row's key and status (its ETag). */
+export interface TxByIdJson {
+  index_block_hash: string;
+  microblock_hash: string;
+  status: number;
+  json: string;
+}
+
+/** tx id → rendering of its visible row, the oldest insertion evicted first. */
+export class TxByIdJsonCache {
+  private readonly entries = new Map<string, TxByIdJson>();
+
+  constructor(private readonly maxEntries = MAX_ENTRIES) {}
+
+  get(txId: string): TxByIdJson | undefined {
+    return this.entries.get(txId);
+  }
+
+  /** Keeps the rendering of a row read with these flags (ignored unless the row may be kept). */
+  set(row: MinedTxKey & { status: number }, json: string): void {
+    if (!isKeepable(row)) return;
+    if (this.entries.size >= this.maxEntries && !this.entries.has(row.tx_id)) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(row.tx_id, {
+      index_block_hash: row.index_block_hash,
+      microblock_hash: row.microblock_hash,
+      status: row.status,
+      json,
+    });
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+const txByIdCaches = new WeakMap<object, TxByIdJsonCache>();
+
+export function txByIdJsonCache(store: Store): TxByIdJsonCache {
+  let cache = txByIdCaches.get(store.db);
+  if (!cache) {
+    cache = new TxByIdJsonCache();
+    txByIdCaches.set(store.db, cache);
+  }
+  return cache;
+}
