@@ -1,6 +1,8 @@
 // The test suite: starts one throwaway PostgreSQL cluster, then runs every test file with Node's test
 // runner (through tsx). Each test file creates its own databases in the cluster (and on PGlite).
 // Usage: tsx test/run.ts [file or directory filter...]
+// The soak tests (test/soak/: minutes long) run only when a filter names them (`tsx test/run.ts soak`), one
+// file at a time so they do not load the machine for each other.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -18,8 +20,10 @@ function findTests(dir: string): string[] {
 }
 
 const filters = process.argv.slice(2);
+const soak = filters.some((filter) => filter.includes('soak'));
 const files = findTests(join(root, 'test'))
   .map((f) => relative(root, f))
+  .filter((f) => soak || !f.startsWith(join('test', 'soak')))
   .filter((f) => filters.length === 0 || filters.some((filter) => f.includes(filter)))
   .sort();
 if (files.length === 0) {
@@ -33,7 +37,7 @@ try {
   exitCode = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+      ['--import', 'tsx', '--test', `--test-concurrency=${soak ? 1 : 2}`, '--test-reporter=spec', ...files],
       { cwd: root, stdio: 'inherit', env: { ...process.env, TEST_PG_URL: postgres.url } },
     );
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));

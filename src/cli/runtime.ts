@@ -44,7 +44,22 @@ export function createIngestor(
   logger: Logger,
   onMessage?: IngestorOptions['onMessage'],
 ): Ingestor {
-  return new Ingestor(store, { isMainnet: isMainnet(config), logger, onMessage });
+  return new Ingestor(store, {
+    isMainnet: isMainnet(config),
+    logger,
+    onMessage,
+    // Test hooks, off unless set: a crash-safety test kills the process while a message waits there.
+    beforeCommit: testPause(config.TEST_PAUSE_BEFORE_COMMIT_MS, logger, 'TEST_PAUSE_BEFORE_COMMIT_MS'),
+    afterCommit: testPause(config.TEST_PAUSE_AFTER_COMMIT_MS, logger, 'TEST_PAUSE_AFTER_COMMIT_MS'),
+  });
+}
+
+function testPause(ms: number, logger: Logger, name: string) {
+  if (ms <= 0) return undefined;
+  return async (path: string) => {
+    logger.warn({ path, ms }, `${name}: pausing`);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  };
 }
 
 /** Where a postgres:// URL points, without credentials, for logs and errors. */

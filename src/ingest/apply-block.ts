@@ -35,7 +35,13 @@ import {
 } from '../store/write/microblocks.js';
 import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../store/write/rows.js';
 import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
-import { buildChainRows, type Placement } from './chain-rows.js';
+import {
+  MessageConflictError,
+  buildChainRows,
+  logSkippedEvents,
+  type Placement,
+  type SkippedEvents,
+} from './chain-rows.js';
 import type { ApplyContext, DecodedBlock } from './context.js';
 import type { NewBlock } from './payloads.js';
 
@@ -142,10 +148,13 @@ function placementOf(block: BlockRow): Placement {
  * where `applyNewBlock` decodes (a block already known is not decoded at all, so its error never shows).
  */
 export function decodeBlock(msg: NewBlock, isMainnet: boolean): DecodedBlock {
+  const skipped: SkippedEvents = new Map();
   try {
+    const placement = placementOf(blockRow(msg, true));
     return {
       payload: msg,
-      rows: buildChainRows(msg.transactions, msg.events, placementOf(blockRow(msg, true)), isMainnet),
+      rows: buildChainRows(msg.transactions, msg.events, placement, isMainnet, skipped),
+      skipped,
     };
   } catch (error) {
     return { payload: msg, error };
@@ -154,9 +163,9 @@ export function decodeBlock(msg: NewBlock, isMainnet: boolean): DecodedBlock {
 
 /** The block's rows: decoded ahead (`decodeBlock`) when they were, else now. */
 function blockChainRows(msg: NewBlock, block: BlockRow, ctx: ApplyContext): ChainRows {
-  const decoded = ctx.decoded?.payload === msg ? ctx.decoded : undefined;
-  if (!decoded) return buildChainRows(msg.transactions, msg.events, placementOf(block), ctx.isMainnet);
+  const decoded = ctx.decoded?.payload === msg ? ctx.decoded : decodeBlock(msg, ctx.isMainnet);
   if (!decoded.rows) throw decoded.error;
+  if (decoded.skipped) logSkippedEvents(decoded.skipped, ctx.logger, { block_height: msg.block_height });
   // decoded as canonical; set as the block is (every time: the rows are the message's, whatever ran before)
   const rows = decoded.rows;
   for (const list of [rows.txs, rows.events, rows.smartContracts, rows.principalTxs]) {
@@ -169,6 +178,10 @@ function blockChainRows(msg: NewBlock, block: BlockRow, ctx: ApplyContext): Chai
  * Applies `/new_block`. A block higher than the tip becomes canonical ("higher wins"); if its parent is
  * not canonical, the parent's fork is restored first and the blocks it replaces are orphaned. A block at or
  * below the tip is stored as a non-canonical sibling. Returns false when the block was already known.
+ *
+ * The first block indexed may build on anything (the chain may be joined mid-way); after that, a block
+ * whose parent was never received means messages are missing: it is refused (409, the node keeps re-sending
+ * it) rather than indexed over a gap that would leave balances silently wrong.
  *
  * Round trips: the reads are sent together, then (after a reorg's own steps, if any) every write is sent
  * without waiting for the previous one and awaited once (`sendAll`): the server runs them in order.
@@ -184,17 +197,17 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
       : microblockChain(sql, msg.parent_index_block_hash, msg.parent_microblock),
   ]);
   if (known) return false;
+  if (!parent && tip.block_height > 0) {
+    throw new MessageConflictError(
+      `block ${msg.block_height} (${msg.index_block_hash}): its parent ${msg.parent_index_block_hash} is not ` +
+        `indexed (tip at height ${tip.block_height}); the messages before it are missing`,
+    );
+  }
   const canonical = msg.block_height > tip.block_height;
   const adoptsGenesis = canonical && parent !== undefined && !parent.canonical && parent.block_height === 0;
   let orphanedByFork: string[] = [];
   if (canonical && parent && !parent.canonical && !adoptsGenesis) {
     orphanedByFork = await restoreFork(sql, parent, tip, ctx);
-  }
-  if (canonical && !parent && tip.block_height > 0) {
-    ctx.logger.warn(
-      { block_height: msg.block_height, parent_index_block_hash: msg.parent_index_block_hash },
-      'block parent is unknown: messages were missed; indexing the block on its own',
-    );
   }
 
   const block = blockRow(msg, canonical);

@@ -8,7 +8,7 @@ import {
   unconfirmedMicroblocks,
 } from '../store/write/microblocks.js';
 import { lockChainTip, setChainTipMicroblock, touchMempool } from '../store/write/tip.js';
-import { buildChainRows } from './chain-rows.js';
+import { buildChainRows, logSkippedEvents, type SkippedEvents } from './chain-rows.js';
 import type { ApplyContext } from './context.js';
 import type { NewMicroblocks } from './payloads.js';
 
@@ -91,6 +91,7 @@ export async function applyNewMicroblocks(
       },
     ]);
     const txIds = new Set(txs.map((t) => t.txid));
+    const skipped: SkippedEvents = new Map();
     const rows = buildChainRows(
       txs,
       msg.events.filter((e) => txIds.has(e.txid)),
@@ -108,7 +109,9 @@ export async function applyNewMicroblocks(
         canonical: true,
       },
       ctx.isMainnet,
+      skipped,
     );
+    logSkippedEvents(skipped, ctx.logger, { microblock_hash: hash });
     await insertChainRows(sql, rows);
     await pruneTxIds(sql, [...txIds]);
     await setChainTipMicroblock(sql, hash, sequence);

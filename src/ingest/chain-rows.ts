@@ -6,7 +6,12 @@ import {
   type BlockTxJson,
   type DecodedTx,
 } from '../chain/index.js';
-import type { BlockTransaction, ChainEvent } from './payloads.js';
+import {
+  eventBodyValidators,
+  isIndexedEventType,
+  type BlockTransaction,
+  type ChainEvent,
+} from './payloads.js';
 import {
   ANCHORED_SEQUENCE,
   AnchorMode,
@@ -22,7 +27,46 @@ import {
 } from '../store/write/rows.js';
 
 /** A message the node sent that cannot be applied as given: answered 400, nothing written. */
-export class InvalidMessageError extends Error {}
+export class InvalidMessageError extends Error {
+  readonly statusCode: number = 400;
+}
+
+/**
+ * A well-formed message that does not fit the index (a block whose parent was never received): answered 409,
+ * nothing written. The node keeps re-sending it; it goes in once the missing messages have been replayed.
+ */
+export class MessageConflictError extends InvalidMessageError {
+  override readonly statusCode: number = 409;
+}
+
+/** How deep a contract ABI may nest: Clarity types nest at most 32 deep, a few JSON levels each. */
+const MAX_ABI_DEPTH = 256;
+
+/** True when `value` nests objects/arrays deeper than `max` (checked without recursion). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** Counts the events of types this index does not keep, to log them once per message. */
+export type SkippedEvents = Map<string, number>;
+
+export function logSkippedEvents(
+  skipped: SkippedEvents,
+  logger: { warn: (obj: object, msg: string) => void },
+  where: object,
+): void {
+  for (const [type, count] of skipped)
+    logger.warn({ ...where, type, count }, 'event type not indexed: skipped');
+}
 
 /** Where a batch of transactions sits in the chain: an anchored block, or the unconfirmed microblock stream. */
 export interface Placement {
@@ -99,9 +143,18 @@ interface Located {
  * and then filled in: object spreads into a literal this size take V8's slow path.)
  */
 function eventRow(event: ChainEvent, at: Located, eventIndex: number): EventRow | null {
+  if (!isIndexedEventType(event.type)) return null;
   const body = event[event.type] as Record<string, unknown> | undefined;
   if (!body || typeof body !== 'object') {
     throw new InvalidMessageError(`event ${event.event_index} of ${event.txid} has no "${event.type}" body`);
+  }
+  const validator = eventBodyValidators[event.type];
+  if (!validator.Check(body)) {
+    const [first] = validator.Errors(body);
+    throw new InvalidMessageError(
+      `event ${event.event_index} of ${event.txid}: invalid ${event.type}` +
+        `${first?.instancePath ? ` at ${first.instancePath}` : ''}: ${first?.message ?? 'unexpected shape'}`,
+    );
   }
   const [family, action] = splitEventType(event.type);
   if (family === 'other') return null;
@@ -224,13 +277,15 @@ function splitEventType(type: string): [string, string] {
 /**
  * Decodes the transactions and events of a block or microblock message into rows. Events of failed
  * transactions and uncommitted events are dropped; each transaction's events are renumbered 0..n-1 in
- * the node's order. Synthetic (burnchain) transactions without events are skipped, as upstream does.
+ * the node's order. Synthetic (burnchain) transactions without events are skipped, as upstream does. Events
+ * of types the index does not keep are left out and counted in `skipped` (a newer node may send new types).
  */
 export function buildChainRows(
   transactions: BlockTransaction[],
   events: ChainEvent[],
   placement: Placement,
   isMainnet: boolean,
+  skipped?: SkippedEvents,
 ): ChainRows {
   const eventsByTx = new Map<string, ChainEvent[]>();
   for (const event of events) {
@@ -240,7 +295,11 @@ export function buildChainRows(
   }
 
   const rows: ChainRows = { txs: [], events: [], smartContracts: [], principalTxs: [] };
+  const seen = new Set<string>();
   for (const tx of transactions) {
+    if (seen.has(tx.txid))
+      throw new InvalidMessageError(`transaction ${tx.txid} appears twice in the message`);
+    seen.add(tx.txid);
     const txEvents = (eventsByTx.get(tx.txid) ?? []).sort((a, b) => a.event_index - b.event_index);
     let decoded: DecodedTx | null;
     if (tx.raw_tx === SYNTHETIC_RAW_TX) {
@@ -280,7 +339,10 @@ export function buildChainRows(
     let eventIndex = 0;
     for (const event of keptEvents) {
       const row = eventRow(event, located, eventIndex);
-      if (!row) continue;
+      if (!row) {
+        skipped?.set(event.type, (skipped.get(event.type) ?? 0) + 1);
+        continue;
+      }
       eventIndex++;
       rows.events.push(row);
       if (
@@ -362,7 +424,7 @@ export function buildChainRows(
         microblock_hash: microblockHash,
         block_height: placement.block_height,
         clarity_version: clarityVersion(decoded),
-        abi: typeof abi === 'string' ? JSON.parse(abi) : abi,
+        abi: contractAbi(abi, tx.txid),
         canonical: placement.canonical,
         microblock_canonical: true,
       };
@@ -370,6 +432,22 @@ export function buildChainRows(
     }
   }
   return rows;
+}
+
+/** The ABI as the node sent it (an object, or older nodes: its JSON text), within a sane nesting depth. */
+function contractAbi(abi: unknown, txId: string): unknown {
+  let value = abi;
+  if (typeof abi === 'string') {
+    try {
+      value = JSON.parse(abi);
+    } catch (err) {
+      throw new InvalidMessageError(`contract ABI of ${txId} is not JSON: ${(err as Error).message}`);
+    }
+  }
+  if (nestedDeeperThan(value, MAX_ABI_DEPTH)) {
+    throw new InvalidMessageError(`contract ABI of ${txId} nests deeper than ${MAX_ABI_DEPTH} levels`);
+  }
+  return value;
 }
 
 function resultRepr(rawResult: string, txId: string): string {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChainRows } from '../store/write/rows.js';
+import type { SkippedEvents } from './chain-rows.js';
 
 /**
  * A block's rows decoded before its database transaction (`Ingestor.prepare`), as if the block were
@@ -8,6 +9,8 @@ import type { ChainRows } from '../store/write/rows.js';
 export interface DecodedBlock {
   payload: unknown;
   rows?: ChainRows;
+  /** event types the index does not keep, counted while decoding (logged when the block is applied) */
+  skipped?: SkippedEvents;
   error?: unknown;
 }
 

@@ -30,23 +30,32 @@ export class UnknownPathError extends InvalidMessageError {}
 export type ApplyOutcome =
   /** applied (it may still have changed nothing, e.g. microblocks off the tip; it is logged) */
   | 'applied'
-  /** an identical message was applied before: nothing done */
-  | 'duplicate';
+  /** an identical message was applied before (or skipped before and still does not fit): nothing done */
+  | 'duplicate'
+  /**
+   * the message did not fit the index and changed nothing (microblocks not built on the chain tip): kept in
+   * the raw log, answered 200 as stacks-node expects, and applied if the same message comes again later
+   */
+  | 'skipped';
 
 export interface IngestorOptions {
   isMainnet: boolean;
   logger: Logger;
   /** Test hook: called inside the message's transaction after the handler ran, before commit. */
   beforeCommit?: (path: ObserverPath) => Promise<void> | void;
+  /** Test hook: called once the message is committed, before `apply` resolves (and the 200 is sent). */
+  afterCommit?: (path: ObserverPath) => Promise<void> | void;
   /** Called once per message with how it ended and how long it took (queue wait excluded): metrics. */
   onMessage?: (path: string, outcome: ApplyOutcome | 'invalid' | 'failed', seconds: number) => void;
 }
 
+/** A handler returns `'skipped'` when the message changed nothing because it does not fit the index. */
 type Handler = (sql: TransactionSql, payload: never, ctx: ApplyContext) => Promise<unknown>;
 
 const handlers: Record<ObserverPath, Handler> = {
   '/new_block': (sql, msg: NewBlock, ctx) => applyNewBlock(sql, msg, ctx),
-  '/new_microblocks': (sql, msg: NewMicroblocks, ctx) => applyNewMicroblocks(sql, msg, ctx),
+  '/new_microblocks': async (sql, msg: NewMicroblocks, ctx) =>
+    (await applyNewMicroblocks(sql, msg, ctx)) ? 'applied' : 'skipped',
   '/new_mempool_tx': (sql, msg: NewMempoolTx, ctx) => applyNewMempoolTxs(sql, msg, ctx),
   '/drop_mempool_tx': (sql, msg: DropMempoolTx, ctx) => applyDropMempoolTxs(sql, msg, ctx),
   '/new_burn_block': async (sql, msg: NewBurnBlock) => {
@@ -192,7 +201,7 @@ export class Ingestor {
   }
 
   private async applyNow(message: PreparedMessage): Promise<ApplyOutcome> {
-    const { path, body, payload, contentHash, receivedAt } = message;
+    const { path, body, payload, receivedAt } = message;
     const ctx: ApplyContext = {
       receivedAt: Math.floor(receivedAt.getTime() / 1000),
       isMainnet: this.options.isMainnet,
@@ -200,26 +209,9 @@ export class Ingestor {
       decoded: message.decoded,
     };
     const started = performance.now();
-    const outcome = await this.store.transaction(async (sql) => {
-      // Plans are made per execution here, with the sizes the tables have now: a prepared statement's
-      // generic plan, cached while the tables were small, would keep scanning them whole as they grow.
-      // The message is logged first; a message already logged is a re-delivery. API processes drop their
-      // cached chain state when this commits (store/read/chain-state.ts). (The statements are sent together:
-      // postgres.js pipelines them.)
-      const [, logged] = await Promise.all([
-        sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(),
-        sql`
-          INSERT INTO observer_messages (received_at, path, payload, content_hash)
-          VALUES (${receivedAt}, ${path}, ${body}, ${contentHash})
-          ON CONFLICT (content_hash) DO NOTHING`.execute(),
-        this.store.engine === 'postgres' ? sql`SELECT pg_notify(${CHAIN_STATE_CHANNEL}, '')`.execute() : null,
-      ]);
-      if (logged.count === 0) return 'duplicate' as const;
-      await handlers[path](sql, payload as never, ctx);
-      await this.options.beforeCommit?.(path);
-      return 'applied' as const;
-    });
+    const outcome = await this.applyInTransaction(message, ctx);
     if (outcome === 'applied') chainStateChanged(this.store);
+    if (outcome !== 'duplicate') await this.options.afterCommit?.(path);
     this.lastMessageAt = Date.now();
     this.options.logger.debug(
       { path, outcome, ms: Math.round(performance.now() - started), bytes: body.length },
@@ -227,6 +219,50 @@ export class Ingestor {
     );
     if (outcome === 'applied') await this.keepStatisticsFresh(path, payload);
     return outcome;
+  }
+
+  /**
+   * One message in one transaction. The message is logged first; a message already logged (and not
+   * skipped) is a re-delivery. A message that does not fit the index (the handler says `skipped`) stays in
+   * the log marked `skipped`, so it does not count as delivered: the same message coming again once it fits
+   * is applied (migration 008: the unique index on content_hash covers only the rows not skipped).
+   */
+  private async applyInTransaction(message: PreparedMessage, ctx: ApplyContext): Promise<ApplyOutcome> {
+    const { path, body, payload, contentHash, receivedAt } = message;
+    try {
+      return await this.store.transaction(async (sql) => {
+        // Plans are made per execution here, with the sizes the tables have now: a prepared statement's
+        // generic plan, cached while the tables were small, would keep scanning them whole as they grow.
+        // API processes drop their cached chain state when this commits (store/read/chain-state.ts). (The
+        // statements are sent together: postgres.js pipelines them.)
+        const [, logged] = await Promise.all([
+          sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(),
+          sql`
+            INSERT INTO observer_messages (received_at, path, payload, content_hash)
+            VALUES (${receivedAt}, ${path}, ${body}, ${contentHash})
+            ON CONFLICT (content_hash) WHERE NOT skipped DO NOTHING`.execute(),
+          this.store.engine === 'postgres'
+            ? sql`SELECT pg_notify(${CHAIN_STATE_CHANNEL}, '')`.execute()
+            : null,
+        ]);
+        if (logged.count === 0) return 'duplicate' as const;
+        const skipped = (await handlers[path](sql, payload as never, ctx)) === 'skipped';
+        if (skipped) {
+          // It changed nothing. Received (and skipped) before: not logged twice; else marked skipped.
+          const [before] = await sql`
+            SELECT 1 FROM observer_messages WHERE content_hash = ${contentHash} AND skipped LIMIT 1`;
+          if (before) {
+            await sql`DELETE FROM observer_messages WHERE content_hash = ${contentHash} AND NOT skipped`;
+            return 'duplicate' as const;
+          }
+          await sql`UPDATE observer_messages SET skipped = true WHERE content_hash = ${contentHash} AND NOT skipped`;
+        }
+        await this.options.beforeCommit?.(path);
+        return skipped ? ('skipped' as const) : ('applied' as const);
+      });
+    } catch (err) {
+      throw asInvalidMessage(err, path) ?? err;
+    }
   }
 
   /**
@@ -254,4 +290,22 @@ export class Ingestor {
       'tables analyzed',
     );
   }
+}
+
+/**
+ * A failure caused by the message's content rather than by the database being unavailable: a value
+ * PostgreSQL refuses (SQLSTATE class 22, data exception, e.g. a number out of a column's range) or nesting
+ * too deep to serialize. The payload validators are meant to catch these first; this is the safety net that
+ * keeps such a message a 400 instead of a 500.
+ */
+function asInvalidMessage(err: unknown, path: string): InvalidMessageError | undefined {
+  if (err instanceof InvalidMessageError) return undefined;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('22')) {
+    return new InvalidMessageError(`${path}: a value cannot be stored: ${(err as Error).message}`);
+  }
+  if (err instanceof RangeError && /call stack/i.test(err.message)) {
+    return new InvalidMessageError(`${path}: the payload nests too deeply`);
+  }
+  return undefined;
 }

@@ -11,8 +11,8 @@ export interface ObserverServerOptions {
 
 /**
  * The event-observer door: the stacks-node POSTs chain events here. It answers 200 only once a message is
- * committed; a malformed message gets 400 and writes nothing; any other failure gets 500 so the node
- * retries the same message. It serves nothing else (no read API, no API keys).
+ * committed; a malformed message gets 400 (a block whose parent is missing 409) and writes nothing; any
+ * other failure (the database is down...) gets 500 so the node retries the same message. It serves nothing else (no read API, no API keys).
  */
 export function buildObserverServer(options: ObserverServerOptions): FastifyInstance {
   const app = Fastify({
@@ -39,7 +39,12 @@ export function buildObserverServer(options: ObserverServerOptions): FastifyInst
       } catch (err) {
         if (err instanceof InvalidMessageError) {
           request.log.warn({ path, err: err.message }, 'rejected observer message');
-          return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: err.message });
+          const statusCode = err.statusCode;
+          return reply.code(statusCode).send({
+            statusCode,
+            error: statusCode === 409 ? 'Conflict' : 'Bad Request',
+            message: err.message,
+          });
         }
         request.log.error({ path, err }, 'observer message failed; the node will retry');
         return reply

@@ -2,27 +2,38 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 
 // The stacks-node event-observer messages, as far as this indexer reads them. Unknown fields are allowed
-// (the node adds fields across versions); missing required ones make the message a 400.
+// (the node adds fields across versions); missing required ones, and values the index cannot hold (wrong
+// type, out of a column's range, over-long), make the message a 400 before anything is written.
 
-const Hash = Type.String({ pattern: '^0x[0-9a-fA-F]*$' });
-const Uint = Type.Integer({ minimum: 0 });
-const NumericString = Type.Union([Type.String({ pattern: '^[0-9]+$' }), Uint]);
+/** Hex bytes of any length: raw transactions, Clarity values. */
+const Hex = Type.String({ pattern: '^0x[0-9a-fA-F]*$' });
+/** A 32-byte hash: block hashes, transaction ids. */
+const Hash = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
+/** Heights, indexes and sequences: PostgreSQL `integer` columns. */
+const Uint = Type.Integer({ minimum: 0, maximum: 2_147_483_647 });
+/** Times and costs: `bigint` columns, within what a JSON number holds exactly. */
+const Uint64 = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+/** An amount: a Clarity uint (u128, at most 39 digits) as a decimal string, or a safe JSON integer. */
+const Amount = Type.Union([Type.String({ pattern: '^[0-9]{1,39}$' }), Uint64]);
+const NumericString = Amount;
+/** Principals, asset identifiers, topics: short text (NUL is dropped on insert, as upstream does). */
+const Name = Type.String({ minLength: 1, maxLength: 512 });
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
 const ExecutionCost = Type.Object({
-  read_count: Uint,
-  read_length: Uint,
-  runtime: Uint,
-  write_count: Uint,
-  write_length: Uint,
+  read_count: Uint64,
+  read_length: Uint64,
+  runtime: Uint64,
+  write_count: Uint64,
+  write_length: Uint64,
 });
 
 export const BlockTransaction = Type.Object({
   txid: Hash,
   tx_index: Uint,
-  raw_tx: Hash,
+  raw_tx: Hex,
   status: Type.String(),
-  raw_result: Hash,
+  raw_result: Hex,
   execution_cost: Type.Optional(Nullable(ExecutionCost)),
   microblock_hash: Type.Optional(Nullable(Hash)),
   microblock_sequence: Type.Optional(Nullable(Uint)),
@@ -36,21 +47,21 @@ export type BlockTransaction = Static<typeof BlockTransaction>;
 
 export const ChainEvent = Type.Object({
   txid: Hash,
-  event_index: Uint,
+  event_index: Uint64,
   committed: Type.Optional(Type.Boolean()),
   type: Type.String(),
 });
 export type ChainEvent = Static<typeof ChainEvent> & Record<string, unknown>;
 
 const MinerReward = Type.Object({
-  recipient: Type.String(),
-  miner_address: Type.Optional(Nullable(Type.String())),
+  recipient: Name,
+  miner_address: Type.Optional(Nullable(Name)),
   coinbase_amount: NumericString,
   tx_fees_anchored: NumericString,
   tx_fees_streamed_confirmed: NumericString,
   tx_fees_streamed_produced: NumericString,
-  from_index_consensus_hash: Type.String(),
-  from_stacks_block_hash: Type.String(),
+  from_index_consensus_hash: Hex,
+  from_stacks_block_hash: Hex,
 });
 
 export const NewBlock = Type.Object({
@@ -63,10 +74,10 @@ export const NewBlock = Type.Object({
   parent_microblock_sequence: Uint,
   burn_block_hash: Hash,
   burn_block_height: Uint,
-  burn_block_time: Uint,
-  parent_burn_block_timestamp: Type.Optional(Uint),
+  burn_block_time: Uint64,
+  parent_burn_block_timestamp: Type.Optional(Uint64),
   miner_txid: Hash,
-  block_time: Type.Optional(Nullable(Uint)),
+  block_time: Type.Optional(Nullable(Uint64)),
   tenure_height: Type.Optional(Nullable(Uint)),
   signer_bitvec: Type.Optional(Nullable(Type.String())),
   anchored_cost: Type.Optional(Nullable(ExecutionCost)),
@@ -84,8 +95,8 @@ export const NewBurnBlock = Type.Object({
   burn_block_hash: Hash,
   burn_block_height: Uint,
   burn_amount: Type.Optional(NumericString),
-  reward_recipients: Type.Optional(Type.Array(Type.Unknown())),
-  reward_slot_holders: Type.Optional(Type.Array(Type.Unknown())),
+  reward_recipients: Type.Optional(Type.Array(Type.Object({ recipient: Name, amt: Amount }))),
+  reward_slot_holders: Type.Optional(Type.Array(Name)),
 });
 export type NewBurnBlock = Static<typeof NewBurnBlock>;
 
@@ -93,7 +104,7 @@ export const NewMicroblocks = Type.Object({
   parent_index_block_hash: Hash,
   burn_block_hash: Hash,
   burn_block_height: Uint,
-  burn_block_timestamp: Uint,
+  burn_block_timestamp: Uint64,
   transactions: Type.Array(
     Type.Object({
       ...BlockTransaction.properties,
@@ -106,7 +117,7 @@ export const NewMicroblocks = Type.Object({
 });
 export type NewMicroblocks = Static<typeof NewMicroblocks>;
 
-export const NewMempoolTx = Type.Array(Hash);
+export const NewMempoolTx = Type.Array(Hex);
 export type NewMempoolTx = Static<typeof NewMempoolTx>;
 
 export const DropMempoolTx = Type.Object({
@@ -115,6 +126,50 @@ export const DropMempoolTx = Type.Object({
   new_txid: Type.Optional(Nullable(Hash)),
 });
 export type DropMempoolTx = Static<typeof DropMempoolTx>;
+
+/** A Clarity value as hex (some node versions leave out the `0x`). */
+const ClarityHex = Type.String({ pattern: '^(0x)?[0-9a-fA-F]*$' });
+/** A burn height, as a decimal string or a number. */
+const Height = Type.Union([Type.String({ pattern: '^[0-9]{1,15}$' }), Uint64]);
+const Memo = Type.Optional(Nullable(Type.String({ pattern: '^(0x)?[0-9a-fA-F]*$' })));
+
+/** The type-specific body (`event[event.type]`) of each event type the index keeps. */
+const EventBodies = {
+  stx_transfer_event: Type.Object({ sender: Name, recipient: Name, amount: Amount, memo: Memo }),
+  stx_mint_event: Type.Object({ recipient: Name, amount: Amount }),
+  stx_burn_event: Type.Object({ sender: Name, amount: Amount }),
+  stx_lock_event: Type.Object({
+    locked_amount: Amount,
+    unlock_height: Height,
+    locked_address: Name,
+    contract_identifier: Type.Optional(Nullable(Name)),
+  }),
+  ft_transfer_event: Type.Object({ asset_identifier: Name, sender: Name, recipient: Name, amount: Amount }),
+  ft_mint_event: Type.Object({ asset_identifier: Name, recipient: Name, amount: Amount }),
+  ft_burn_event: Type.Object({ asset_identifier: Name, sender: Name, amount: Amount }),
+  nft_transfer_event: Type.Object({
+    asset_identifier: Name,
+    sender: Name,
+    recipient: Name,
+    raw_value: ClarityHex,
+  }),
+  nft_mint_event: Type.Object({ asset_identifier: Name, recipient: Name, raw_value: ClarityHex }),
+  nft_burn_event: Type.Object({ asset_identifier: Name, sender: Name, raw_value: ClarityHex }),
+  contract_event: Type.Object({
+    contract_identifier: Name,
+    topic: Type.String({ maxLength: 512 }),
+    raw_value: ClarityHex,
+  }),
+};
+export type IndexedEventType = keyof typeof EventBodies;
+
+export const eventBodyValidators = Object.fromEntries(
+  Object.entries(EventBodies).map(([type, schema]) => [type, Compile(schema)]),
+) as Record<IndexedEventType, ReturnType<typeof Compile>>;
+
+export function isIndexedEventType(type: string): type is IndexedEventType {
+  return Object.hasOwn(eventBodyValidators, type);
+}
 
 /** Messages kept in the raw log only. */
 export const RawOnly = Type.Unknown();

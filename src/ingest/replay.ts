@@ -7,6 +7,8 @@ import { fileSize, formatTsvLine, readTsv } from './tsv.js';
 export interface ReplayStats {
   messages: number;
   duplicates: number;
+  /** messages that did not fit the index when replayed (microblocks off the tip): logged, no effect */
+  skipped: number;
   blocks: number;
   seconds: number;
 }
@@ -28,7 +30,7 @@ export async function replayFile(
 ): Promise<ReplayStats> {
   const totalBytes = await fileSize(file);
   const started = performance.now();
-  const stats: ReplayStats = { messages: 0, duplicates: 0, blocks: 0, seconds: 0 };
+  const stats: ReplayStats = { messages: 0, duplicates: 0, skipped: 0, blocks: 0, seconds: 0 };
   let inFlight: Promise<void> | undefined;
   for await (const message of readTsv(file)) {
     const failed = (err: unknown) =>
@@ -46,6 +48,7 @@ export async function replayFile(
       (outcome) => {
         stats.messages++;
         if (outcome === 'duplicate') stats.duplicates++;
+        if (outcome === 'skipped') stats.skipped++;
         if (message.path === '/new_block') stats.blocks++;
         stats.seconds = (performance.now() - started) / 1000;
         options.onProgress?.({ bytesRead: message.bytesRead, totalBytes, stats });

@@ -39,7 +39,7 @@ const clientTypes = {
   },
 };
 
-const DEFAULT_CONNECT_TIMEOUT_MS = 1000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 400;
 
 function clientOptions(options: DatabaseOptions, max: number) {
   return {

@@ -75,11 +75,26 @@ for (const engine of engines) {
           assert.deepEqual(new Set(mined.map((r) => r.tx_id)), goldenIds);
           if (expected.txs !== undefined) assert.equal(mined.length, expected.txs);
 
-          // Replaying the same stream again is a no-op, down to the raw message log.
+          // Replaying the same stream again is a no-op, down to the raw message log, except for messages
+          // that did not fit the first time (microblocks sent ahead of their block): they may now.
           const before = await databaseDigest(store.sql);
           const second = await replayFile(ingestor, fixtureFile(fixture));
-          assert.equal(second.duplicates, second.messages);
-          assert.deepEqual(await databaseDigest(store.sql), before);
+          const newlyApplied = second.messages - second.duplicates - second.skipped;
+          assert.ok(newlyApplied <= first.skipped);
+          if (newlyApplied === 0) {
+            assert.equal(second.duplicates, second.messages);
+            assert.deepEqual(await databaseDigest(store.sql), before);
+          } else {
+            // The stream on block 1 arrived before block 1: on the second pass it is on the tip.
+            assert.equal(fixture, 'mainnet-out-of-order-microblock');
+            assert.equal(newlyApplied, 2);
+            const [streamed] = await store.sql<{ n: number }[]>`
+              SELECT count(*)::int AS n FROM microblocks
+              WHERE microblock_hash IN (
+                '0xb714e75a7dae26fee0e77788317a0c84e513d1d8647a376b21b1c864e55c135a',
+                '0xab9112694f13f7b04996d4b4554af5b5890271fa4e0c9099e67353b42dcf9989')`;
+            assert.equal(streamed.n, 2);
+          }
         } finally {
           await store.close();
         }

@@ -19,17 +19,56 @@ export const INDEX_TABLES = [
   'nft_balances',
 ] as const;
 
-/** An order-independent fingerprint of each table's content: equal digests mean equal databases. */
+/** The tables the read API answers from: the index without the raw message log. */
+export const READ_TABLES = INDEX_TABLES.filter((t) => t !== 'observer_messages');
+
+/**
+ * Columns whose value is the wall-clock time a message reached the live observer (the recorded time on a
+ * replay), so they differ between two live runs of the same messages: left out where runs are compared.
+ * The unconfirmed microblock txs' `block_time` is such a time too, but those rows are kept.
+ */
+export const RECEIPT_TIME_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  chain_tip: ['mempool_updated_at'],
+  microblocks: ['received_at'],
+  mempool_txs: ['receipt_time'],
+  observer_messages: ['id', 'received_at'],
+};
+
+/**
+ * An order-independent fingerprint of each table's content: equal digests mean equal databases.
+ * `omit` leaves columns out, per table (e.g. RECEIPT_TIME_COLUMNS).
+ */
 export async function databaseDigest(
   sql: Sql,
   tables: readonly string[] = INDEX_TABLES,
+  omit: Readonly<Record<string, readonly string[]>> = {},
 ): Promise<Record<string, string>> {
   const digest: Record<string, string> = {};
   for (const table of tables) {
-    const [row] = await sql<{ rows: number; hash: string | null }[]>`
-      SELECT count(*)::int AS rows, md5(string_agg(r, '|' ORDER BY r)) AS hash
-      FROM (SELECT row_to_json(t)::text AS r FROM ${sql(table)} t) AS x`;
+    const dropped = omit[table] ?? [];
+    const [row] =
+      dropped.length === 0
+        ? await sql<{ rows: number; hash: string | null }[]>`
+            SELECT count(*)::int AS rows, md5(string_agg(r, '|' ORDER BY r)) AS hash
+            FROM (SELECT row_to_json(t)::text AS r FROM ${sql(table)} t) AS x`
+        : await sql<{ rows: number; hash: string | null }[]>`
+            SELECT count(*)::int AS rows, md5(string_agg(r, '|' ORDER BY r)) AS hash
+            FROM (SELECT (to_jsonb(t) - ${dropped as string[]}::text[])::text AS r FROM ${sql(table)} t) AS x`;
     digest[table] = `${row.rows}:${row.hash ?? ''}`;
   }
   return digest;
+}
+
+/** The raw message log in arrival order, as `path content_hash` lines. */
+export async function messageLog(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ path: string; content_hash: string }[]>`
+    SELECT path, content_hash FROM observer_messages ORDER BY id`;
+  return rows.map((r) => `${r.path} ${r.content_hash}`);
+}
+
+/** The messages that took effect (not skipped), in arrival order, as `path content_hash` lines. */
+export async function appliedMessageLog(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ path: string; content_hash: string }[]>`
+    SELECT path, content_hash FROM observer_messages WHERE NOT skipped ORDER BY id`;
+  return rows.map((r) => `${r.path} ${r.content_hash}`);
 }

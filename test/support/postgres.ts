@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 
 /** A throwaway PostgreSQL cluster on loopback, for tests and benchmarks. */
 export interface TestPostgres {
@@ -11,7 +12,15 @@ export interface TestPostgres {
   port: number;
   dataDir: string;
   createDatabase(name: string): Promise<string>;
+  /** Stops the cluster for good and removes its data directory. */
   stop(): Promise<void>;
+  /**
+   * Stops the server but keeps its data (a database outage): `fast` disconnects clients and shuts down
+   * cleanly, `immediate` kills it (crash recovery on the next start). `start()` brings it back.
+   */
+  halt(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts a halted server again, on the same port and data directory. */
+  start(): Promise<void>;
 }
 
 export function findPostgresBin(name: string): string {
@@ -88,10 +97,32 @@ function clusterDir(): string {
 }
 
 /** Starts the server of a data directory on a port; returns the cluster handle. */
-async function launch(dataDir: string, port: number, settings: string[]): Promise<TestPostgres> {
+async function launch(
+  dataDir: string,
+  port: number,
+  settings: string[],
+  keep = false,
+): Promise<TestPostgres> {
   const pgData = join(dataDir, 'data');
   const options_ = ['-p', String(port), ...settings.flatMap((s) => ['-c', s])].join(' ');
-  runPgCtl(['-D', pgData, '-l', join(dataDir, 'server.log'), '-o', options_, '-w', '-t', '60', 'start']);
+  const startArgs = [
+    '-D',
+    pgData,
+    '-l',
+    join(dataDir, 'server.log'),
+    '-o',
+    options_,
+    '-w',
+    '-t',
+    '60',
+    'start',
+  ];
+  runPgCtl(startArgs);
+  // halt/start do not block the event loop: the test process keeps serving (and measuring) meanwhile.
+  const runPgCtlAsync = async (args: string[]) => {
+    const [cmd, argv] = asPostgresUser(findPostgresBin('pg_ctl'), args);
+    await promisify(execFile)(cmd, argv);
+  };
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
 
   const { default: postgres } = await import('postgres');
@@ -109,18 +140,52 @@ async function launch(dataDir: string, port: number, settings: string[]): Promis
       return `postgres://postgres@127.0.0.1:${port}/${encodeURIComponent(name)}`;
     },
     async stop() {
+      if (keep) return void (await runPgCtlAsync(['-D', pgData, '-m', 'fast', '-w', '-t', '120', 'stop']));
       try {
         runPgCtl(['-D', pgData, '-m', 'immediate', '-w', 'stop']);
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
       }
     },
+    async halt(mode = 'fast') {
+      await runPgCtlAsync(['-D', pgData, '-m', mode, '-w', '-t', '60', 'stop']);
+    },
+    async start() {
+      await runPgCtlAsync(startArgs);
+    },
   };
 }
 
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   const dataDir = clusterDir();
-  const port = await freePort();
+  initCluster(dataDir);
+  const settings = baseSettings(dataDir, options.fsync ?? false);
+  if (options.replication) {
+    settings.push('wal_level=replica', 'max_wal_senders=4', 'max_replication_slots=4');
+    // initdb's trust setup already lets loopback replicate; said explicitly, for whoever reads the test.
+    appendFileSync(join(dataDir, 'data', 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
+  }
+  settings.push(...(options.settings ?? []));
+  return launch(dataDir, await freePort(), settings);
+}
+
+/**
+ * A cluster kept in `dir` across runs (created there the first time), for data that takes long to load
+ * (the soak's 1M-tx chain). `stop()` shuts it down and keeps the data.
+ */
+export async function startPersistentPostgres(where: string, settings: string[] = []): Promise<TestPostgres> {
+  const dir = resolve(where); // the server runs in its own directory: an absolute path
+  if (!existsSync(join(dir, 'data', 'PG_VERSION'))) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o777);
+    if (isRoot) execFileSync('chown', ['postgres', dir]);
+    initCluster(dir);
+  }
+  return launch(dir, await freePort(), [...baseSettings(dir, false), ...settings], true);
+}
+
+function initCluster(dataDir: string) {
   const [initCmd, initArgs] = asPostgresUser(findPostgresBin('initdb'), [
     '-D',
     join(dataDir, 'data'),
@@ -131,14 +196,6 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     '--locale=C',
   ]);
   execFileSync(initCmd, initArgs, { stdio: 'pipe' });
-  const settings = baseSettings(dataDir, options.fsync ?? false);
-  if (options.replication) {
-    settings.push('wal_level=replica', 'max_wal_senders=4', 'max_replication_slots=4');
-    // initdb's trust setup already lets loopback replicate; said explicitly, for whoever reads the test.
-    appendFileSync(join(dataDir, 'data', 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
-  }
-  settings.push(...(options.settings ?? []));
-  return launch(dataDir, port, settings);
 }
 
 /**

@@ -34,6 +34,9 @@ export async function registerConventions(app: FastifyInstance, apiVersion: stri
   await app.register(cors, {
     exposedHeaders: EXPOSED_HEADERS,
     methods: ['GET', 'HEAD', 'OPTIONS'],
+    // An OPTIONS request without Origin / Access-Control-Request-Method is not a browser preflight: it
+    // gets the same 204 and allowed methods, not the plugin's plain-text 400.
+    strictPreflight: false,
   });
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-api-version', apiVersion);

@@ -1,0 +1,204 @@
+import assert from 'node:assert/strict';
+import { Random } from '../../src/ingest/generator/random.js';
+import { Ingestor } from '../../src/ingest/ingestor.js';
+import type { RecordedMessage } from '../../src/ingest/tsv.js';
+import { openDatabase } from '../../src/store/db.js';
+import { createTestDatabaseUrl, openTestStore, silentLogger } from './database.js';
+import { generatedMessages } from './delivery.js';
+import { READ_TABLES, RECEIPT_TIME_COLUMNS, appliedMessageLog, databaseDigest } from './digest.js';
+import { freePort } from './postgres.js';
+import { deliverAll, type SendStats } from './sender.js';
+import { startServe, type ServeProcess } from './serve-process.js';
+
+// Crash safety: a generated chain is posted to the live observer port of a real `serve` process by a sender
+// that, like stacks-node, re-sends each message until it gets a 200. The process is killed with SIGKILL at
+// seeded random points, once inside a message's open transaction (rows written, not committed) and once
+// between a message's COMMIT and its 200 (the node will re-send a message that is already in); each time it
+// is restarted and the sender carries on. The index must end up equal to an uninterrupted replay.
+
+export interface CrashScenarioOptions {
+  blocks: number;
+  accounts: number;
+  txsPerBlock: number;
+  seed: string;
+  /** SIGKILLs at random points (besides the two at the test hooks) */
+  randomKills: number;
+}
+
+export interface CrashReport {
+  messages: number;
+  blocks: number;
+  txs: number;
+  /** SIGKILLs at random points, inside a transaction, and between a COMMIT and its 200 */
+  randomKills: number;
+  inTransactionKills: number;
+  afterCommitKills: number;
+  restarts: number;
+  send: SendStats;
+  seconds: number;
+}
+
+const PAUSED = {
+  before: 'TEST_PAUSE_BEFORE_COMMIT_MS: pausing',
+  after: 'TEST_PAUSE_AFTER_COMMIT_MS: pausing',
+};
+
+function indexHashOf(message: RecordedMessage): string {
+  return (JSON.parse(message.payload) as { index_block_hash: string }).index_block_hash;
+}
+
+/** Distinct indexes in [from, to), sorted. */
+function distinctIndexes(
+  random: Random,
+  count: number,
+  from: number,
+  to: number,
+  avoid: Set<number>,
+): number[] {
+  const chosen = new Set<number>();
+  while (chosen.size < count) {
+    const i = random.int(from, to - 1);
+    if (!avoid.has(i)) chosen.add(i);
+  }
+  return [...chosen].sort((a, b) => a - b);
+}
+
+export async function runCrashScenario(options: CrashScenarioOptions): Promise<CrashReport> {
+  const started = performance.now();
+  const { messages, report } = await generatedMessages({
+    blocks: options.blocks,
+    accounts: options.accounts,
+    seed: options.seed,
+    txsPerBlock: options.txsPerBlock,
+  });
+
+  // The uncrashed reference: the same messages through the same ingest path, in this process.
+  const reference = (async () => {
+    const store = await openTestStore('postgres');
+    try {
+      const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
+      for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
+      return {
+        digest: await databaseDigest(store.sql, READ_TABLES, RECEIPT_TIME_COLUMNS),
+        log: await appliedMessageLog(store.sql),
+      };
+    } finally {
+      await store.close();
+    }
+  })();
+  reference.catch(() => {});
+
+  // Where the faults go: random messages (killed a random few ms after the POST starts: before, during or
+  // after its transaction), and two blocks held by the test hooks, before and after their COMMIT.
+  const random = new Random(`${options.seed}:faults`);
+  const n = messages.length;
+  const blockFrom = (i: number) => {
+    while (messages[i].path !== '/new_block') i++;
+    return i;
+  };
+  const inTransactionAt = blockFrom(random.int(Math.floor(n * 0.3), Math.floor(n * 0.45)));
+  const afterCommitAt = blockFrom(random.int(Math.floor(n * 0.55), Math.floor(n * 0.7)));
+  const killAt = distinctIndexes(
+    random,
+    options.randomKills,
+    Math.floor(n * 0.05),
+    Math.floor(n * 0.95),
+    new Set([inTransactionAt, afterCommitAt]),
+  );
+  const killDelayMs = new Map(killAt.map((i) => [i, random.int(0, 60)]));
+
+  const databaseUrl = await createTestDatabaseUrl();
+  const apiPort = await freePort();
+  const observerPort = await freePort();
+  const start = (env: Record<string, string> = {}) => startServe({ databaseUrl, apiPort, observerPort, env });
+
+  let child: ServeProcess = await start();
+  let restarts = 0;
+  let randomKills = 0;
+  let inTransactionKills = 0;
+  let afterCommitKills = 0;
+  let chaos: Promise<void> = Promise.resolve();
+
+  const killAndRestart = async () => {
+    await child.kill('SIGKILL');
+    child = await start();
+    restarts++;
+  };
+
+  /** Restarts the service with a pause hook on; `killed` resolves once it was killed with `message` there. */
+  const killInHook = async (message: RecordedMessage, hook: 'before' | 'after') => {
+    await child.kill('SIGTERM');
+    child = await start({ [`TEST_PAUSE_${hook.toUpperCase()}_COMMIT_MS`]: '600000' });
+    restarts++;
+    const paused = child;
+    const killed = (async () => {
+      const line = await paused.waitForLog((l) => l.msg === PAUSED[hook], 120_000);
+      assert.equal(line.path, '/new_block');
+      const db = await openDatabase({ url: databaseUrl, pgliteDir: '', poolMax: 1 });
+      try {
+        const [open] = await db.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name = 'stacks-read-api'
+            AND state = 'idle in transaction'`;
+        const [seen] = await db.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM blocks WHERE index_block_hash = ${indexHashOf(message)}`;
+        if (hook === 'before') {
+          assert.equal(open.n, 1, 'the observer holds its transaction open');
+          assert.equal(seen.n, 0, 'the block is not visible before COMMIT');
+        } else {
+          assert.equal(open.n, 0, 'no transaction is open');
+          assert.equal(seen.n, 1, 'the block is committed');
+        }
+      } finally {
+        await db.close();
+      }
+      await killAndRestart();
+    })();
+    return { killed };
+  };
+
+  // The sender is not told about faults: it finds the observer gone and retries.
+  const beforeSend = async (i: number, message: RecordedMessage) => {
+    if (killDelayMs.has(i) || i === inTransactionAt || i === afterCommitAt) await chaos;
+    if (killDelayMs.has(i)) {
+      chaos = (async () => {
+        await new Promise((resolve) => setTimeout(resolve, killDelayMs.get(i)));
+        randomKills++;
+        await killAndRestart();
+      })();
+    } else if (i === inTransactionAt) {
+      chaos = (await killInHook(message, 'before')).killed.then(() => void inTransactionKills++);
+    } else if (i === afterCommitAt) {
+      chaos = (await killInHook(message, 'after')).killed.then(() => void afterCommitKills++);
+    }
+  };
+
+  let send: SendStats;
+  try {
+    send = await deliverAll(messages, { url: () => `http://127.0.0.1:${observerPort}`, beforeSend });
+    await chaos;
+  } finally {
+    await chaos.catch(() => {});
+    await child.kill('SIGTERM');
+  }
+
+  const live = await openDatabase({ url: databaseUrl, pgliteDir: '', poolMax: 1 });
+  try {
+    const expected = await reference;
+    assert.deepEqual(await databaseDigest(live.sql, READ_TABLES, RECEIPT_TIME_COLUMNS), expected.digest);
+    assert.deepEqual(await appliedMessageLog(live.sql), expected.log);
+  } finally {
+    await live.close();
+  }
+  return {
+    messages: n,
+    blocks: report.paths['/new_block'] ?? 0,
+    txs: report.canonicalTxs,
+    randomKills,
+    inTransactionKills,
+    afterCommitKills,
+    restarts,
+    send,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
