@@ -48,9 +48,11 @@ function clientOptions(options: DatabaseOptions, max: number) {
     onnotice: () => {},
     idle_timeout: 0,
     connect_timeout: (options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 1000,
-    // While the database is down every query waits for the next connection attempt: retry soon (postgres.js
-    // backs off exponentially up to 20 s by default), so requests fail fast with 503 and recover fast.
-    backoff: (attempt: number) => Math.min(0.05 * attempt, 0.2),
+    // While the database is down every query waits for the next connection attempt, and a request may run
+    // several queries in turn: retry soon (postgres.js backs off exponentially up to 20 s by default; a
+    // 200 ms cap measured 600-1200 ms before a 503), so requests fail fast with 503 and recover fast. A
+    // refused connection costs next to nothing, even 20 times a second.
+    backoff: (attempt: number) => Math.min(0.01 * attempt, 0.05),
     connection: { application_name: options.applicationName ?? 'stacks-read-api' },
     // Statements are prepared once per connection; hot reads are always the same few shapes.
     prepare: true,
