@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { RecordedMessage } from '../../src/ingest/tsv.js';
 import { openDatabase } from '../../src/store/db.js';
-import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { stopOwnCluster } from '../support/database.js';
 import { generatedMessages } from '../support/delivery.js';
-import { READ_TABLES, RECEIPT_TIME_COLUMNS, appliedMessageLog, databaseDigest } from '../support/digest.js';
+import { assertSameIndex, uninterruptedRun } from '../support/digest.js';
 import { freePort, startPostgres } from '../support/postgres.js';
 import { deliverAll } from '../support/sender.js';
 import { sleep, startServe } from '../support/serve-process.js';
@@ -47,19 +46,7 @@ describe('PostgreSQL outage under load (postgres)', () => {
       seed: 'db-outage',
       txsPerBlock: 20,
     });
-    const reference = (async () => {
-      const store = await openTestStore('postgres');
-      try {
-        const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
-        for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
-        return {
-          digest: await databaseDigest(store.sql, READ_TABLES, RECEIPT_TIME_COLUMNS),
-          log: await appliedMessageLog(store.sql),
-        };
-      } finally {
-        await store.close();
-      }
-    })();
+    const reference = uninterruptedRun(messages);
     reference.catch(() => {});
 
     const databaseUrl = await pg.createDatabase('outage');
@@ -216,8 +203,7 @@ describe('PostgreSQL outage under load (postgres)', () => {
     const live = await openDatabase({ url: databaseUrl, pgliteDir: '', poolMax: 1 });
     try {
       const expected = await reference;
-      assert.deepEqual(await databaseDigest(live.sql, READ_TABLES, RECEIPT_TIME_COLUMNS), expected.digest);
-      assert.deepEqual(await appliedMessageLog(live.sql), expected.log);
+      await assertSameIndex(live.sql, expected);
     } finally {
       await live.close();
     }

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { Random } from '../../src/ingest/generator/random.js';
-import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { RecordedMessage } from '../../src/ingest/tsv.js';
 import { openDatabase } from '../../src/store/db.js';
-import { createTestDatabaseUrl, openTestStore, silentLogger } from './database.js';
+import { createTestDatabaseUrl } from './database.js';
 import { generatedMessages } from './delivery.js';
-import { READ_TABLES, RECEIPT_TIME_COLUMNS, appliedMessageLog, databaseDigest } from './digest.js';
+import { assertSameIndex, uninterruptedRun } from './digest.js';
 import { freePort } from './postgres.js';
 import { deliverAll, type SendStats } from './sender.js';
 import { startServe, type ServeProcess } from './serve-process.js';
@@ -73,19 +72,7 @@ export async function runCrashScenario(options: CrashScenarioOptions): Promise<C
   });
 
   // The uncrashed reference: the same messages through the same ingest path, in this process.
-  const reference = (async () => {
-    const store = await openTestStore('postgres');
-    try {
-      const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
-      for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
-      return {
-        digest: await databaseDigest(store.sql, READ_TABLES, RECEIPT_TIME_COLUMNS),
-        log: await appliedMessageLog(store.sql),
-      };
-    } finally {
-      await store.close();
-    }
-  })();
+  const reference = uninterruptedRun(messages);
   reference.catch(() => {});
 
   // Where the faults go: random messages (killed a random few ms after the POST starts: before, during or
@@ -185,8 +172,7 @@ export async function runCrashScenario(options: CrashScenarioOptions): Promise<C
   const live = await openDatabase({ url: databaseUrl, pgliteDir: '', poolMax: 1 });
   try {
     const expected = await reference;
-    assert.deepEqual(await databaseDigest(live.sql, READ_TABLES, RECEIPT_TIME_COLUMNS), expected.digest);
-    assert.deepEqual(await appliedMessageLog(live.sql), expected.log);
+    await assertSameIndex(live.sql, expected);
   } finally {
     await live.close();
   }

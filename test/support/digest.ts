@@ -1,4 +1,8 @@
+import assert from 'node:assert/strict';
+import { Ingestor } from '../../src/ingest/ingestor.js';
+import type { RecordedMessage } from '../../src/ingest/tsv.js';
 import type { Sql } from '../../src/store/db.js';
+import { openTestStore, silentLogger } from './database.js';
 
 /** Every table of the index, including the raw message log. */
 export const INDEX_TABLES = [
@@ -71,4 +75,31 @@ export async function appliedMessageLog(sql: Sql): Promise<string[]> {
   const rows = await sql<{ path: string; content_hash: string }[]>`
     SELECT path, content_hash FROM observer_messages WHERE NOT skipped ORDER BY id`;
   return rows.map((r) => `${r.path} ${r.content_hash}`);
+}
+
+/** What a live run is compared with: the index and the applied-message log. */
+export interface IndexSnapshot {
+  digest: Awaited<ReturnType<typeof databaseDigest>>;
+  log: Awaited<ReturnType<typeof appliedMessageLog>>;
+}
+
+/** The snapshot of the messages applied in order, uninterrupted, through the ingest path, on PostgreSQL. */
+export async function uninterruptedRun(messages: RecordedMessage[]): Promise<IndexSnapshot> {
+  const store = await openTestStore('postgres');
+  try {
+    const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
+    for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
+    return {
+      digest: await databaseDigest(store.sql, READ_TABLES, RECEIPT_TIME_COLUMNS),
+      log: await appliedMessageLog(store.sql),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Asserts the database holds the same index and applied messages as `expected`. */
+export async function assertSameIndex(sql: Sql, expected: IndexSnapshot): Promise<void> {
+  assert.deepEqual(await databaseDigest(sql, READ_TABLES, RECEIPT_TIME_COLUMNS), expected.digest);
+  assert.deepEqual(await appliedMessageLog(sql), expected.log);
 }
