@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { RecordedMessage } from '../../src/ingest/tsv.js';
-import type { Sql } from '../../src/store/db.js';
+import { openDatabase, type Sql } from '../../src/store/db.js';
 import { openTestStore, silentLogger } from './database.js';
 
 /** Every table of the index, including the raw message log. */
@@ -98,8 +98,14 @@ export async function uninterruptedRun(messages: RecordedMessage[]): Promise<Ind
   }
 }
 
-/** Asserts the database holds the same index and applied messages as `expected`. */
-export async function assertSameIndex(sql: Sql, expected: IndexSnapshot): Promise<void> {
-  assert.deepEqual(await databaseDigest(sql, READ_TABLES, RECEIPT_TIME_COLUMNS), expected.digest);
-  assert.deepEqual(await appliedMessageLog(sql), expected.log);
+/** Asserts the PostgreSQL database at `url` holds the same index and applied messages as `expected`. */
+export async function assertSameIndex(url: string, expected: Promise<IndexSnapshot>): Promise<void> {
+  const live = await openDatabase({ url, pgliteDir: '', poolMax: 1 });
+  try {
+    const snapshot = await expected;
+    assert.deepEqual(await databaseDigest(live.sql, READ_TABLES, RECEIPT_TIME_COLUMNS), snapshot.digest);
+    assert.deepEqual(await appliedMessageLog(live.sql), snapshot.log);
+  } finally {
+    await live.close();
+  }
 }
