@@ -62,17 +62,23 @@ function isKeepable(k: MinedTxKey): boolean {
   return k.index_block_hash !== '' && k.canonical && k.microblock_canonical;
 }
 
-// One cache per database (stores wrapping the same database share it; tests open many databases).
-const caches = new WeakMap<object, MinedTxJsonCache>();
-
-export function minedTxJsonCache(store: Store): MinedTxJsonCache {
-  let cache = caches.get(store.db);
-  if (!cache) {
-    cache = new MinedTxJsonCache();
-    caches.set(store.db, cache);
-  }
-  return cache;
+/**
+ * One cache per database, made on first use (stores wrapping the same database share it; tests open many
+ * databases).
+ */
+function perDatabase<T>(create: () => T): (store: Store) => T {
+  const caches = new WeakMap<object, T>();
+  return (store) => {
+    let cache = caches.get(store.db);
+    if (!cache) {
+      cache = create();
+      caches.set(store.db, cache);
+    }
+    return cache;
+  };
 }
+
+export const minedTxJsonCache = perDatabase(() => new MinedTxJsonCache());
 
 // The same idea for `GET /extended/v1/tx/:tx_id` with its default query (the first page of 20 events,
 // function args included): the rendering of the visible row of a tx id, kept with that row's key. A
@@ -118,13 +124,4 @@ export class TxByIdJsonCache {
   }
 }
 
-const txByIdCaches = new WeakMap<object, TxByIdJsonCache>();
-
-export function txByIdJsonCache(store: Store): TxByIdJsonCache {
-  let cache = txByIdCaches.get(store.db);
-  if (!cache) {
-    cache = new TxByIdJsonCache();
-    txByIdCaches.set(store.db, cache);
-  }
-  return cache;
-}
+export const txByIdJsonCache = perDatabase(() => new TxByIdJsonCache());

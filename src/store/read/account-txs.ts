@@ -1,5 +1,5 @@
 import type { Sql } from '../db.js';
-import { EventKind } from '../write/rows.js';
+import { EventKind, type PrincipalTxRow } from '../write/rows.js';
 import { scopeWindow, type AccountScope } from './account-scope.js';
 import { findMinedTxsByKey, type MinedTxRecord } from './txs.js';
 import { unconfirmedOnly, visible } from './visibility.js';
@@ -9,18 +9,11 @@ import { unconfirmedOnly, visible } from './visibility.js';
 // from the principal index (principal_txs): its running ordinal numbers the anchored ones 1..n in chain order,
 // so a page at any offset is an index range, and the count of a scope is the ordinal at its height.
 
-/** Where a transaction sits; the exact key of its `txs` row. */
-export interface AccountTxKey {
-  tx_id: string;
-  index_block_hash: string;
-  microblock_hash: string;
-  block_height: number;
-  microblock_sequence: number;
-  tx_index: number;
-  /** the principal index row's visibility flags (those of the `txs` row), as the listing read them */
-  canonical: boolean;
-  microblock_canonical: boolean;
-}
+/**
+ * Where a transaction sits (the exact key of its `txs` row), with the principal index row's visibility flags
+ * (those of the `txs` row) as the listing read them.
+ */
+export type AccountTxKey = Omit<PrincipalTxRow, 'principal'>;
 
 export interface AccountTxPage {
   total: number;
