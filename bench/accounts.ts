@@ -19,14 +19,8 @@ import { migrate } from '../src/store/migrate.js';
 import { Store } from '../src/store/store.js';
 import { insertBlock, insertChainRows } from '../src/store/write/blocks.js';
 import { addBlockContributions } from '../src/store/write/contributions.js';
-import {
-  ANCHORED_SEQUENCE,
-  AssetEventType,
-  EventKind,
-  TxStatus,
-  type BlockRow,
-  type ChainRows,
-} from '../src/store/write/rows.js';
+import { type BlockRow, type ChainRows } from '../src/store/schema/rows.js';
+import { ANCHORED_SEQUENCE, AssetEventType, EventKind, TxStatus } from '../src/store/schema/codes.js';
 import { setChainTipBlock } from '../src/store/write/tip.js';
 import { startPostgres } from '../test/support/postgres.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { generateFile } from '../src/cli/generate.js';
-import type { GenerateReport } from '../src/ingest/generator/chain.js';
+import type { GenerateReport } from '../src/devnet/chain.js';
 import { Ingestor } from '../src/ingest/ingestor.js';
 import { progressBar, replayFile } from '../src/ingest/replay.js';
 import { openDatabase, type Engine } from '../src/store/db.js';

@@ -140,7 +140,6 @@ const settings = {
 
 type Settings = typeof settings;
 export type Config = { [K in keyof Settings]: Static<Settings[K]['schema']> };
-export type ConfigKey = keyof Settings;
 
 export class ConfigError extends Error {}
 
@@ -168,7 +167,7 @@ export function describeConfig(): { name: string; default: string; doc: string }
   return Object.entries(settings).map(([name, s]) => ({ name, default: String(s.default), doc: s.doc }));
 }
 
-export function chainIdNumber(config: Pick<Config, 'CHAIN_ID'>): number {
+function chainIdNumber(config: Pick<Config, 'CHAIN_ID'>): number {
   return Number(config.CHAIN_ID);
 }
 

@@ -13,9 +13,9 @@ import type { Store } from './store/store.js';
 const PREFIX = 'stacks_api_';
 
 /** Request latency buckets, in seconds: most answers take about a millisecond. */
-export const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 /** Observer message buckets, in seconds: from a mempool tx to a large block with a reorg. */
-export const INGEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const INGEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 interface Series {
   labels: Record<string, string>;

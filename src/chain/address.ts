@@ -4,7 +4,7 @@ import { c32Address, c32AddressDecode } from './c32.js';
 export { c32Address, c32AddressDecode } from './c32.js';
 
 /** Address versions of single-sig (P2PKH/P2WPKH) and multi-sig (P2SH/P2WSH) hash modes. */
-export const AddressVersion = {
+const AddressVersion = {
   MainnetSingleSig: 22, // 'SP'
   MainnetMultiSig: 20, // 'SM'
   TestnetSingleSig: 26, // 'ST'

@@ -10,11 +10,6 @@ export function hexToBuffer(hex: string): Buffer {
   return buf;
 }
 
-/** `0x`-prefixed lowercase hex of `buf[start, end)`. */
-export function toHex(buf: Buffer, start = 0, end = buf.length): string {
-  return '0x' + buf.toString('hex', start, end);
-}
-
 /** Wraps a Uint8Array as a Buffer without copying. */
 export function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

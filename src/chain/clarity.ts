@@ -312,7 +312,7 @@ export function decodeClarityValueList(input: string | Uint8Array): DecodedClari
 // ---------------------------------------------------------------------------------------------
 // Contract ABI (the `contract_interface` / `contract_abi` JSON of deploy txs)
 
-export type ClarityAbiType =
+type ClarityAbiType =
   | string
   | { buffer: { length: number } }
   | { 'string-ascii': { length: number } }
@@ -322,7 +322,7 @@ export type ClarityAbiType =
   | { tuple: { name: string; type: ClarityAbiType }[] }
   | { list: { type: ClarityAbiType; length: number } };
 
-export interface ClarityAbiFunction {
+interface ClarityAbiFunction {
   name: string;
   access: string;
   args: { name: string; type: ClarityAbiType }[];
@@ -370,7 +370,7 @@ function parseAbi(abi: unknown): { functions?: unknown } | null {
 }
 
 /** The ABI entry of a function, or null when the ABI (object or JSON string) lacks it. */
-export function findAbiFunction(abi: unknown, functionName: string): ClarityAbiFunction | null {
+function findAbiFunction(abi: unknown, functionName: string): ClarityAbiFunction | null {
   const parsed = parseAbi(abi);
   if (!parsed || !Array.isArray(parsed.functions)) return null;
   for (const fn of parsed.functions as ClarityAbiFunction[]) {
@@ -380,7 +380,7 @@ export function findAbiFunction(abi: unknown, functionName: string): ClarityAbiF
 }
 
 /** `(define-public (name (arg type) ...))` as @stacks/transactions' `abiFunctionToString` prints it. */
-export function abiFunctionToString(fn: ClarityAbiFunction): string {
+function abiFunctionToString(fn: ClarityAbiFunction): string {
   const access = fn.access === 'read_only' ? 'read-only' : fn.access;
   const args = (fn.args ?? []).map((a) => `(${a.name} ${abiTypeToString(a.type)})`).join(' ');
   return `(define-${access} (${fn.name} ${args}))`;

@@ -5,4 +5,3 @@ export * from './pox-address.js';
 export * from './pox-events.js';
 export * from './synthetic.js';
 export * from './transaction.js';
-export { hexToBuffer, toHex } from './bytes.js';

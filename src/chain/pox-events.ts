@@ -25,11 +25,6 @@ export interface PoxLockChange {
   unlockHeight: number;
 }
 
-/** The pox contract version (2, 3, 4) of a boot contract id, else null. */
-export function poxContractVersion(contractId: string): number | null {
-  return POX_CONTRACTS.get(contractId) ?? null;
-}
-
 function field(tuple: ClarityTree | undefined, name: string): ClarityTree | undefined {
   return tuple?.type === 'tuple' ? tuple.value.get(name) : undefined;
 }

@@ -7,25 +7,25 @@ import { ByteReader, hexToBuffer } from './bytes.js';
 import { c32Address } from './c32.js';
 import { readClarityValue } from './clarity.js';
 
-export type TxTypeName =
+type TxTypeName =
   'token_transfer' | 'smart_contract' | 'contract_call' | 'poison_microblock' | 'coinbase' | 'tenure_change';
 
-export type AnchorModeName = 'on_chain_only' | 'off_chain_only' | 'any';
-export type PostConditionModeName = 'allow' | 'deny' | 'originator';
+type AnchorModeName = 'on_chain_only' | 'off_chain_only' | 'any';
+type PostConditionModeName = 'allow' | 'deny' | 'originator';
 
-export type PostConditionPrincipalJson =
+type PostConditionPrincipalJson =
   | { type_id: 'principal_origin' }
   | { type_id: 'principal_standard'; address: string }
   | { type_id: 'principal_contract'; address: string; contract_name: string };
 
-export interface PostConditionAssetJson {
+interface PostConditionAssetJson {
   asset_name: string;
   contract_address: string;
   contract_name: string;
 }
 
 /** A post condition as the API renders it (key order as upstream). */
-export interface PostConditionJson {
+interface PostConditionJson {
   principal: PostConditionPrincipalJson;
   condition_code: string;
   amount?: string;
@@ -91,7 +91,7 @@ const POX_CODES: Record<number, string> = {
   0x31: 'maybe_performed',
   0x32: 'performed',
 };
-export const TENURE_CHANGE_CAUSES: Record<number, string> = {
+const TENURE_CHANGE_CAUSES: Record<number, string> = {
   0: 'block_found',
   1: 'extended',
   2: 'extended_runtime',

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { generateChain, type GenerateOptions, type GenerateReport } from '../ingest/generator/chain.js';
+import { generateChain, type GenerateOptions, type GenerateReport } from '../devnet/chain.js';
 import { isEmptyIndex, showcaseIds } from '../store/read/showcase.js';
 import type { Store } from '../store/store.js';
+import { MEMPOOL_GC_BLOCKS } from '../store/write/mempool.js';
 import { generationProgress } from './generate.js';
 import { createIngestor } from './runtime.js';
 import { serve, type RunningService } from './serve.js';
@@ -12,7 +13,7 @@ import { serve, type RunningService } from './serve.js';
 // then a list of URLs to try.
 
 /** The demo chain: small enough to generate and index in seconds, rich enough to show every feature. */
-export const DEMO_CHAIN: Omit<GenerateOptions, 'onProgress'> = {
+const DEMO_CHAIN: Omit<GenerateOptions, 'onProgress'> = {
   blocks: 100,
   accounts: 40,
   seed: 'demo',
@@ -38,7 +39,8 @@ export async function seedDemoChain(
   );
   const ingestor = createIngestor(store, config, logger);
   const bar = options.showProgress ? generationProgress('demo chain', chain.blocks) : undefined;
-  const report = await generateChain({ ...chain, onProgress: bar?.update }, async (message) => {
+  const generated = { mempoolGcBlocks: MEMPOOL_GC_BLOCKS, ...chain, onProgress: bar?.update };
+  const report = await generateChain(generated, async (message) => {
     await ingestor.apply(message.path, message.payload, message.receivedAt);
   });
   bar?.done();

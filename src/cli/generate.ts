@@ -1,7 +1,8 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { generateChain, type GenerateOptions, type GenerateReport } from '../ingest/generator/chain.js';
-import { formatTsvLine } from '../ingest/tsv.js';
+import { generateChain, type GenerateOptions, type GenerateReport } from '../devnet/chain.js';
+import { formatTsvLine } from '../protocol/tsv.js';
+import { MEMPOOL_GC_BLOCKS } from '../store/write/mempool.js';
 
 /** A one-line progress bar on stderr for the generator (redrawn at most 5 times a second). */
 export function generationProgress(label: string, totalBlocks: number) {
@@ -34,7 +35,10 @@ export function generationProgress(label: string, totalBlocks: number) {
   };
 }
 
-/** Writes a generated chain as an event-replay TSV (the format `replay` reads). */
+/**
+ * Writes a generated chain as an event-replay TSV (the format `replay` reads). Its report counts the mempool
+ * as this indexer will hold it (with its garbage collection).
+ */
 export async function generateFile(
   options: Omit<GenerateOptions, 'onProgress'>,
   file: string,
@@ -43,7 +47,8 @@ export async function generateFile(
   const out = createWriteStream(file, { encoding: 'utf8' });
   const bar = showProgress ? generationProgress('generate', options.blocks) : undefined;
   try {
-    const report = await generateChain({ ...options, onProgress: bar?.update }, async (message) => {
+    const chain = { mempoolGcBlocks: MEMPOOL_GC_BLOCKS, ...options, onProgress: bar?.update };
+    const report = await generateChain(chain, async (message) => {
       if (!out.write(formatTsvLine(message))) await once(out, 'drain');
     });
     bar?.done();

@@ -63,7 +63,7 @@ function testPause(ms: number, logger: Logger, name: string) {
 }
 
 /** Where a postgres:// URL points, without credentials, for logs and errors. */
-export function databaseTarget(url: string): string {
+function databaseTarget(url: string): string {
   try {
     const parsed = new URL(url);
     return `postgres://${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;

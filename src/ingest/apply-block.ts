@@ -33,7 +33,7 @@ import {
   orphanMicroblocks,
   unconfirmedMicroblocks,
 } from '../store/write/microblocks.js';
-import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../store/write/rows.js';
+import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../store/schema/rows.js';
 import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
 import {
   MessageConflictError,
@@ -43,7 +43,7 @@ import {
   type SkippedEvents,
 } from './chain-rows.js';
 import type { ApplyContext, DecodedBlock } from './context.js';
-import type { NewBlock } from './payloads.js';
+import type { NewBlock } from '../protocol/payloads.js';
 
 const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
 

@@ -1,11 +1,12 @@
 import { txIdFromRaw } from '../chain/index.js';
 import type { TransactionSql } from '../store/db.js';
 import { dropMempoolTxs, receiveMempoolTxs } from '../store/write/mempool.js';
-import { MempoolStatus, type MempoolTxRow } from '../store/write/rows.js';
+import { type MempoolTxRow } from '../store/schema/rows.js';
+import { MempoolStatus } from '../store/schema/codes.js';
 import { lockChainTip, touchMempool } from '../store/write/tip.js';
 import { InvalidMessageError, decodeRawTx, decodedColumns } from './chain-rows.js';
 import type { ApplyContext } from './context.js';
-import type { DropMempoolTx, NewMempoolTx } from './payloads.js';
+import type { DropMempoolTx, NewMempoolTx } from '../protocol/payloads.js';
 
 /** Applies `/new_mempool_tx`: raw txs the node accepted into its mempool. */
 export async function applyNewMempoolTxs(

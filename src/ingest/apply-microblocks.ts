@@ -10,7 +10,7 @@ import {
 import { lockChainTip, setChainTipMicroblock, touchMempool } from '../store/write/tip.js';
 import { buildChainRows, logSkippedEvents, type SkippedEvents } from './chain-rows.js';
 import type { ApplyContext } from './context.js';
-import type { NewMicroblocks } from './payloads.js';
+import type { NewMicroblocks } from '../protocol/payloads.js';
 
 type MicroblockTx = NewMicroblocks['transactions'][number];
 

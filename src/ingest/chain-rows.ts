@@ -11,7 +11,14 @@ import {
   isIndexedEventType,
   type BlockTransaction,
   type ChainEvent,
-} from './payloads.js';
+} from '../protocol/payloads.js';
+import {
+  type ChainRows,
+  type DecodedTxColumns,
+  type EventRow,
+  type PrincipalTxRow,
+  type SmartContractRow,
+} from '../store/schema/rows.js';
 import {
   ANCHORED_SEQUENCE,
   AnchorMode,
@@ -19,12 +26,7 @@ import {
   EventKind,
   PostConditionMode,
   TxStatus,
-  type ChainRows,
-  type DecodedTxColumns,
-  type EventRow,
-  type PrincipalTxRow,
-  type SmartContractRow,
-} from '../store/write/rows.js';
+} from '../store/schema/codes.js';
 
 /** A message the node sent that cannot be applied as given: answered 400, nothing written. */
 export class InvalidMessageError extends Error {
@@ -43,7 +45,7 @@ export class MessageConflictError extends InvalidMessageError {
 const MAX_ABI_DEPTH = 256;
 
 /** True when `value` nests objects/arrays deeper than `max` (checked without recursion). */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
+function nestedDeeperThan(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!;

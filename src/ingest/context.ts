@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ChainRows } from '../store/write/rows.js';
+import type { ChainRows } from '../store/schema/rows.js';
 import type { SkippedEvents } from './chain-rows.js';
 
 /**

@@ -20,12 +20,12 @@ import {
   type NewMempoolTx,
   type NewMicroblocks,
   type ObserverPath,
-} from './payloads.js';
+} from '../protocol/payloads.js';
 
 export { InvalidMessageError };
 
 /** The message was not applied: an unknown path, malformed JSON, or a payload missing required fields. */
-export class UnknownPathError extends InvalidMessageError {}
+class UnknownPathError extends InvalidMessageError {}
 
 export type ApplyOutcome =
   /** applied (it may still have changed nothing, e.g. microblocks off the tip; it is logged) */

@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { InvalidMessageError, type Ingestor } from './ingestor.js';
-import { observerPaths } from './payloads.js';
+import { observerPaths } from '../protocol/payloads.js';
 
 export interface ObserverServerOptions {
   ingestor: Ingestor;

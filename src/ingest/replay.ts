@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Store } from '../store/store.js';
 import type { Ingestor, PreparedMessage } from './ingestor.js';
-import { fileSize, formatTsvLine, readTsv } from './tsv.js';
+import { fileSize, formatTsvLine, readTsv } from '../protocol/tsv.js';
 
 export interface ReplayStats {
   messages: number;

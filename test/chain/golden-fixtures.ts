@@ -4,19 +4,19 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { decodeTransaction, txIdFromRaw } from '../../src/chain/transaction.js';
 
-export const SHARED_DIR = process.env.SHARED_DIR ?? '/work/shared';
-export const FIXTURE_DIR = path.join(SHARED_DIR, 'fixtures/event-replay');
-export const GOLDEN_DIR = path.join(SHARED_DIR, 'golden');
+const SHARED_DIR = process.env.SHARED_DIR ?? '/work/shared';
+const FIXTURE_DIR = path.join(SHARED_DIR, 'fixtures/event-replay');
+const GOLDEN_DIR = path.join(SHARED_DIR, 'golden');
 export const SYNTHETIC_DIR = path.join(SHARED_DIR, 'fixtures/synthetic-txs');
 
-export interface ReplayEvent {
+interface ReplayEvent {
   id: string;
   path: string;
   payload: unknown;
 }
 
 /** Undoes PostgreSQL COPY text escaping (`\\`, `\n`, `\t`, `\r`, ...). */
-export function unescapeCopyText(s: string): string {
+function unescapeCopyText(s: string): string {
   return s.replace(/\\(.)/g, (_m, c: string) => {
     switch (c) {
       case 'n':
@@ -46,7 +46,7 @@ export function fixtureNames(): string[] {
     .sort();
 }
 
-export function loadReplay(name: string): ReplayEvent[] {
+function loadReplay(name: string): ReplayEvent[] {
   const raw = name === 'fuzzed-transactions-1';
   const text = fs.readFileSync(path.join(FIXTURE_DIR, `${name}.tsv`), 'utf8');
   const out: ReplayEvent[] = [];
@@ -77,7 +77,7 @@ export function loadGolden(name: string): GoldenRecord[] {
     .map((l) => JSON.parse(l) as GoldenRecord);
 }
 
-export interface FixtureTx {
+interface FixtureTx {
   txid: string;
   raw_tx: string;
   raw_result?: string;
@@ -85,7 +85,7 @@ export interface FixtureTx {
   contract_interface?: unknown;
 }
 
-export interface FixtureEvent {
+interface FixtureEvent {
   txid: string;
   type: string;
   [key: string]: unknown;

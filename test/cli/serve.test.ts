@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { serve } from '../../src/cli/serve.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { readTsv, type RecordedMessage } from '../../src/ingest/tsv.js';
+import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
 import { openDatabase } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTestDatabaseUrl, silentLogger, stopOwnCluster } from '../support/database.js';

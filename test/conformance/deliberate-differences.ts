@@ -80,7 +80,7 @@ function canonicalBurnHeight(txId: string, context: GoldenContext): number | und
   return tx?.status === 200 && body?.canonical ? body.burn_block_height : undefined;
 }
 
-export const deliberateDifferences: DeliberateDifference[] = [
+const deliberateDifferences: DeliberateDifference[] = [
   {
     path: /^\/extended\/v2\/blocks\/-\d+$/,
     upstream: 'a negative height passes validation and the handler fails: 500 "Invalid block height or hash"',

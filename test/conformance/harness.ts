@@ -42,7 +42,7 @@ export const FAMILIES = [
 ] as const;
 export type Family = (typeof FAMILIES)[number];
 
-export function familyOf(path: string): Family {
+function familyOf(path: string): Family {
   const p = path.split('?')[0];
   if (p.startsWith('/extended/v1/tx/multiple')) return 'tx/multiple';
   if (p.startsWith('/extended/v1/tx/mempool/stats')) return 'mempool/stats';
@@ -96,7 +96,7 @@ export function normalize(path: string, body: unknown): unknown {
   return normalized;
 }
 
-export interface RecordResult {
+interface RecordResult {
   path: string;
   family: Family;
   ok: boolean;
@@ -143,7 +143,7 @@ async function request(app: FastifyInstance, path: string) {
 }
 
 /** What a deliberate difference may consult: the fixture's other golden records, and the usual comparison. */
-export function goldenContext(records: GoldenRecord[]): GoldenContext {
+function goldenContext(records: GoldenRecord[]): GoldenContext {
   const byPath = new Map(records.map((r) => [r.path, r]));
   return {
     golden: (path) => byPath.get(path),
@@ -152,7 +152,7 @@ export function goldenContext(records: GoldenRecord[]): GoldenContext {
   };
 }
 
-export async function compareRecord(
+async function compareRecord(
   app: FastifyInstance,
   record: GoldenRecord,
   context: GoldenContext = goldenContext([record]),

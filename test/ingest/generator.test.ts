@@ -24,9 +24,9 @@ import { buildApiServer } from '../../src/api/server.js';
 import { seedDemoChain, urlsToTry } from '../../src/cli/demo.js';
 import { generateFile } from '../../src/cli/generate.js';
 import { loadConfig } from '../../src/config.js';
-import type { GenerateReport } from '../../src/ingest/generator/chain.js';
-import { KeyRing } from '../../src/ingest/generator/keys.js';
-import { signTx, type SignRequest } from '../../src/ingest/generator/signer.js';
+import type { GenerateReport } from '../../src/devnet/chain.js';
+import { KeyRing } from '../../src/devnet/keys.js';
+import { signTx, type SignRequest } from '../../src/devnet/signer.js';
 import {
   AnchorMode,
   PostConditionMode,
@@ -42,10 +42,10 @@ import {
   trueCV,
   tupleCV,
   uintCV,
-} from '../../src/ingest/generator/wire.js';
+} from '../../src/devnet/wire.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
-import { readTsv } from '../../src/ingest/tsv.js';
+import { readTsv } from '../../src/protocol/tsv.js';
 import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'generator-test-'));

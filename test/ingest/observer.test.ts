@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { buildObserverServer } from '../../src/ingest/observer-server.js';
-import { readTsv } from '../../src/ingest/tsv.js';
+import { readTsv } from '../../src/protocol/tsv.js';
 import type { Store } from '../../src/store/store.js';
 import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { databaseDigest } from '../support/digest.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { exportFile, replayFile } from '../../src/ingest/replay.js';
-import { copyEscape, copyUnescape, parseTsvLine, readTsv } from '../../src/ingest/tsv.js';
+import { copyEscape, copyUnescape, parseTsvLine, readTsv } from '../../src/protocol/tsv.js';
 import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { databaseDigest, INDEX_TABLES } from '../support/digest.js';
 import { fixtureFile } from '../support/shared.js';

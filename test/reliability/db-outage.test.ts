@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import type { RecordedMessage } from '../../src/ingest/tsv.js';
+import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import { stopOwnCluster } from '../support/database.js';
 import { generatedMessages } from '../support/delivery.js';
 import { assertSameIndex, uninterruptedRun } from '../support/digest.js';

@@ -12,7 +12,7 @@ import { engines, openTestStore, stopOwnCluster } from '../support/database.js';
 import { readMessages } from '../support/delivery.js';
 import { INDEX_TABLES, READ_TABLES, databaseDigest } from '../support/digest.js';
 import { fixtureFile } from '../support/shared.js';
-import { Random } from '../../src/ingest/generator/random.js';
+import { Random } from '../../src/devnet/random.js';
 
 // Hostile input on the event-observer port: whatever arrives, the answer is a 4xx with the JSON error body
 // (or a 200 with a logged skip where stacks-node semantics need one), the process stays up, and a rejected

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Ingestor, type ApplyOutcome } from '../../src/ingest/ingestor.js';
-import type { RecordedMessage } from '../../src/ingest/tsv.js';
+import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import type { Store } from '../../src/store/store.js';
 import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { generatedMessages, readMessages, retriedDeliveries } from '../support/delivery.js';

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { benchChain } from '../../bench/ingest.js';
 import { httpCases, selectInputs } from '../../bench/http.js';
 import { Ingestor, type ApplyOutcome } from '../../src/ingest/ingestor.js';
-import { readTsv, type RecordedMessage } from '../../src/ingest/tsv.js';
+import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
 import { openDatabase } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';

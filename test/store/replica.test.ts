@@ -4,7 +4,7 @@ import { createApiKey } from '../../src/api/plugins/api-keys.js';
 import { openReplicaStore } from '../../src/cli/runtime.js';
 import { serve, type RunningService } from '../../src/cli/serve.js';
 import { loadConfig } from '../../src/config.js';
-import { readTsv } from '../../src/ingest/tsv.js';
+import { readTsv } from '../../src/protocol/tsv.js';
 import { openDatabase } from '../../src/store/db.js';
 import { Store } from '../../src/store/store.js';
 import { engines, silentLogger } from '../support/database.js';

@@ -8,7 +8,7 @@ const hash = (...parts: (string | number)[]) =>
   '0x' + createHash('sha256').update(parts.join('/')).digest('hex');
 
 /** Deterministic private keys: account i of a test. */
-export function testKey(i: number): string {
+function testKey(i: number): string {
   return createHash('sha256').update(`test-account-${i}`).digest('hex') + '01';
 }
 
@@ -151,8 +151,4 @@ export class ChainBuilder {
       events,
     });
   }
-}
-
-export function microblockHash(name: string): string {
-  return hash('microblock', name);
 }

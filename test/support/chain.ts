@@ -19,7 +19,7 @@ import type { Ingestor } from '../../src/ingest/ingestor.js';
 // Every message is received at the time of a test clock (one second after the previous message).
 
 /** Fixed test keys (not secrets: they only sign throwaway test txs). */
-export const KEYS = {
+const KEYS = {
   alice: 'edf9aee84d9b7abc145504dde6726c64f369d37ee34ded868fabd876c26570bc01',
   bob: '753b7cc01a1a2e86221266a154af739463fce51219d97e4f856cd7200c3bd2a601',
   carol: '0d2f965b472a82efd5a96e6513c8b9f7edc725d5c96c7d35d6c722cedeb80d1b01',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { Random } from '../../src/ingest/generator/random.js';
-import type { RecordedMessage } from '../../src/ingest/tsv.js';
+import { Random } from '../../src/devnet/random.js';
+import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import { openDatabase } from '../../src/store/db.js';
 import { createTestDatabaseUrl } from './database.js';
 import { generatedMessages } from './delivery.js';

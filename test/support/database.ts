@@ -23,7 +23,7 @@ export const engines: Engine[] = (process.env.TEST_ENGINES?.split(',') as Engine
 
 export const silentLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-export async function openTestDatabase(engine: Engine): Promise<Database> {
+async function openTestDatabase(engine: Engine): Promise<Database> {
   if (engine === 'pglite') return openDatabase({ url: '', pgliteDir: 'memory://', poolMax: 1 });
   return openDatabase({ url: await createTestDatabaseUrl(), pgliteDir: '', poolMax: 2 });
 }

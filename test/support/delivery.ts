@@ -1,5 +1,5 @@
-import { generateChain, type GenerateOptions } from '../../src/ingest/generator/chain.js';
-import { readTsv, type RecordedMessage } from '../../src/ingest/tsv.js';
+import { generateChain, type GenerateOptions } from '../../src/devnet/chain.js';
+import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
 
 // Message streams for the reliability tests: a recorded or generated event stream, and the orders in which a
 // stacks-node may deliver it when it retries.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Ingestor } from '../../src/ingest/ingestor.js';
-import type { RecordedMessage } from '../../src/ingest/tsv.js';
+import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import { openDatabase, type Sql } from '../../src/store/db.js';
 import { openTestStore, silentLogger } from './database.js';
 
@@ -31,7 +31,7 @@ export const READ_TABLES = INDEX_TABLES.filter((t) => t !== 'observer_messages')
  * replay), so they differ between two live runs of the same messages: left out where runs are compared.
  * The unconfirmed microblock txs' `block_time` is such a time too, but those rows are kept.
  */
-export const RECEIPT_TIME_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+const RECEIPT_TIME_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   chain_tip: ['mempool_updated_at'],
   microblocks: ['received_at'],
   mempool_txs: ['receipt_time'],
@@ -61,13 +61,6 @@ export async function databaseDigest(
     digest[table] = `${row.rows}:${row.hash ?? ''}`;
   }
   return digest;
-}
-
-/** The raw message log in arrival order, as `path content_hash` lines. */
-export async function messageLog(sql: Sql): Promise<string[]> {
-  const rows = await sql<{ path: string; content_hash: string }[]>`
-    SELECT path, content_hash FROM observer_messages ORDER BY id`;
-  return rows.map((r) => `${r.path} ${r.content_hash}`);
 }
 
 /** The messages that took effect (not skipped), in arrival order, as `path content_hash` lines. */

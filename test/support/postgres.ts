@@ -23,7 +23,7 @@ export interface TestPostgres {
   start(): Promise<void>;
 }
 
-export function findPostgresBin(name: string): string {
+function findPostgresBin(name: string): string {
   const candidates = [
     ...(process.env.PG_BIN ? [process.env.PG_BIN] : []),
     ...(existsSync('/usr/lib/postgresql')

@@ -16,7 +16,7 @@ export interface TestRedis {
   destroy(): Promise<void>;
 }
 
-export function findRedisServer(): string {
+function findRedisServer(): string {
   const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/bin', '/usr/local/bin', '/usr/sbin'];
   for (const dir of dirs) {
     const path = join(dir, 'redis-server');

@@ -1,4 +1,4 @@
-import type { RecordedMessage } from '../../src/ingest/tsv.js';
+import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import { sleep } from './serve-process.js';
 
 // A stacks-node's event dispatcher, as the reliability tests need it: it posts messages in order, and re-sends

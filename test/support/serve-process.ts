@@ -17,7 +17,7 @@ export interface ServeOptions {
   startTimeoutMs?: number;
 }
 
-export interface LogLine {
+interface LogLine {
   level: number;
   msg: string;
   [key: string]: unknown;

@@ -2,8 +2,8 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** `../shared` beside the checkout: the recorded chains and the original API's answers. */
-export const sharedDir = fileURLToPath(new URL('../../../shared/', import.meta.url));
-export const eventReplayDir = `${sharedDir}fixtures/event-replay/`;
+const sharedDir = fileURLToPath(new URL('../../../shared/', import.meta.url));
+const eventReplayDir = `${sharedDir}fixtures/event-replay/`;
 export const syntheticTxsDir = `${sharedDir}fixtures/synthetic-txs/`;
 export const goldenDir = `${sharedDir}golden/`;
 

@@ -47,8 +47,8 @@ export interface AccessControlOptions {
   writeStore?: Store;
 }
 
-export const DEFAULT_WINDOW_MS = 60_000;
-export const DEFAULT_KEY_CACHE_TTL_MS = 30_000;
+const DEFAULT_WINDOW_MS = 60_000;
+const DEFAULT_KEY_CACHE_TTL_MS = 30_000;
 /** Longest a request waits on Redis before being served without a limit decision. */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
 

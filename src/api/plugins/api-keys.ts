@@ -23,18 +23,18 @@ export interface NewApiKey {
   key_hash: string;
 }
 
-export function hashApiKey(key: string): string {
+function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-export function generateApiKey(): NewApiKey {
+function generateApiKey(): NewApiKey {
   const id = randomBytes(6).toString('hex');
   const key = `sk_${id}_${randomBytes(32).toString('base64url')}`;
   return { id, key, key_hash: hashApiKey(key) };
 }
 
 /** The public id of a well-formed key, or null (a malformed key is rejected without a database query). */
-export function apiKeyId(key: string): string | null {
+function apiKeyId(key: string): string | null {
   return KEY_PATTERN.exec(key)?.[1] ?? null;
 }
 

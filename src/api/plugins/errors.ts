@@ -25,7 +25,7 @@ export interface ErrorBody {
   message: string;
 }
 
-export function errorBody(statusCode: number, message: string, code?: string): ErrorBody {
+function errorBody(statusCode: number, message: string, code?: string): ErrorBody {
   const error = STATUS_TEXT[statusCode] ?? (statusCode < 500 ? 'Bad Request' : 'Internal Server Error');
   return code ? { statusCode, code, error, message } : { statusCode, error, message };
 }
@@ -48,7 +48,7 @@ const UNAVAILABLE_CODES = new Set([
   '53300', // too_many_connections
 ]);
 
-export function isDatabaseUnavailable(err: unknown): boolean {
+function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));
 }

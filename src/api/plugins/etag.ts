@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 const REVALIDATE = 'public, no-cache, must-revalidate';
 
 /** The entity tags listed in If-None-Match (quotes and weak prefixes removed). */
-export function parseIfNoneMatch(header: string | undefined): string[] {
+function parseIfNoneMatch(header: string | undefined): string[] {
   if (!header) return [];
   return header
     .split(',')

@@ -9,8 +9,8 @@ import { DEPRECATION_WARNING } from './conventions.js';
 // say: the optional X-API-Key scheme and its 401/403/429 answers, rate-limit and deprecation headers,
 // one description per error status, and named components for every titled schema.
 
-export const OPENAPI_JSON_PATH = '/openapi.json';
-export const DOCS_PATH = '/doc';
+const OPENAPI_JSON_PATH = '/openapi.json';
+const DOCS_PATH = '/doc';
 
 export interface OpenApiOptions {
   /** The package version (never the git commit: the committed docs/openapi.yaml must be reproducible). */

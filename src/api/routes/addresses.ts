@@ -24,7 +24,7 @@ import {
   UnanchoredQuery,
   UntilBlockQuery,
 } from '../schemas/addresses.js';
-import { MAX_HEIGHT, errorResponses } from '../schemas/common.js';
+import { MAX_INT, errorResponses } from '../schemas/common.js';
 import { balancesJson, txWithTransfersJson, txsWithTransfersPageJson } from '../serializers/addresses.js';
 import { minedTxJsonCache, type MinedTxJson } from '../serializers/mined-tx-cache.js';
 import type { RouteOptions } from './index.js';
@@ -76,7 +76,7 @@ function scopeRequest(query: { unanchored: boolean; until_block?: string }): Sco
       "can't handle both 'unanchored=true' and 'until_block' in the same request",
     );
   }
-  if (/^\d+$/.test(until)) return { untilHeight: Math.min(Number(until), MAX_HEIGHT) };
+  if (/^\d+$/.test(until)) return { untilHeight: Math.min(Number(until), MAX_INT) };
   if (/^0x[0-9a-f]{64}$/i.test(until)) return { untilHash: until.toLowerCase() };
   throw new InvalidRequestError(
     `until_block must be a block height (a whole number >= 0) or a block hash or index block hash (0x and 64 hex digits), got "${until}"`,
@@ -183,7 +183,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       }
       const at = scopeRequest(request.query);
       const page = height
-        ? await listAccountTxsAtHeight(store.sql, principal, Math.min(height, MAX_HEIGHT))
+        ? await listAccountTxsAtHeight(store.sql, principal, Math.min(height, MAX_INT))
         : await listAccountTxs(
             store.sql,
             principal,

@@ -12,7 +12,7 @@ import { cachedChainState } from '../../store/read/chain-state.js';
 import { etag } from '../plugins/etag.js';
 import { isDisguisedNumber } from '../plugins/strict-numbers.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
-import { HASH_PATTERN, MAX_HEIGHT, errorResponses, isoTime } from '../schemas/common.js';
+import { HASH_PATTERN, MAX_INT, errorResponses, isoTime } from '../schemas/common.js';
 import type { RouteOptions } from './index.js';
 
 const UNPREFIXED_HASH = /^[a-fA-F0-9]{64}$/;
@@ -89,7 +89,7 @@ function parseLocator(value: string | number): BlockLocator | null {
     if (!Number.isInteger(value) || value < 0) {
       throw new InvalidRequestError(`height_or_hash: a block height is an integer >= 0, got ${value}`);
     }
-    return value > MAX_HEIGHT ? null : { height: value };
+    return value > MAX_INT ? null : { height: value };
   }
   return { hash: value.toLowerCase() };
 }
@@ -162,7 +162,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     },
     async (request) => {
       const height = request.params.burn_block_height;
-      const block = height <= MAX_HEIGHT ? await findBlockByBurnHeight(store.sql, height) : undefined;
+      const block = height <= MAX_INT ? await findBlockByBurnHeight(store.sql, height) : undefined;
       if (!block) throw new NotFoundError('cannot find block by height');
       return blockV1(block);
     },

@@ -5,7 +5,7 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 /** A 32-byte hash or tx id, `0x` optional (as upstream's route patterns accept). */
 export const HASH_PATTERN = '^(0x)?[a-fA-F0-9]{64}$';
 
-export const ErrorResponse = Type.Object(
+const ErrorResponse = Type.Object(
   {
     statusCode: Type.Integer(),
     code: Type.Optional(Type.String()),
@@ -22,11 +22,8 @@ export const errorResponses = {
   503: ErrorResponse,
 } as const;
 
-/** The largest PostgreSQL integer: heights, indexes and offsets the index can hold. */
+/** The largest PostgreSQL integer: the largest height, index or offset the index can hold. */
 export const MAX_INT = 2_147_483_647;
-
-/** The largest height a block can have in this index (PostgreSQL integer). */
-export const MAX_HEIGHT = MAX_INT;
 
 export function isoTime(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toISOString();

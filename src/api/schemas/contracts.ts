@@ -4,8 +4,7 @@ import Type, { type Static } from 'typebox';
  * Upstream's contract id pattern, kept verbatim because its validation messages quote it (the `.` is
  * unescaped there; the route checks the id properly after the schema).
  */
-export const CONTRACT_ID_PATTERN =
-  '^[0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,39}$';
+const CONTRACT_ID_PATTERN = '^[0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,39}$';
 
 /** Most distinct contract ids one status request may ask for. */
 export const MAX_CONTRACT_IDS = 50;

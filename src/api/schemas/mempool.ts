@@ -14,7 +14,7 @@ const Percentiles = Type.Object(
       'Continuous percentiles (linear interpolation, may be fractional); null when the type has no pending transaction',
   },
 );
-export type Percentiles = Static<typeof Percentiles>;
+type Percentiles = Static<typeof Percentiles>;
 
 /** One member per transaction type the statistics report, in upstream's key order. */
 const perStatsType = <T extends TSchema>(schema: T) =>

@@ -7,7 +7,7 @@ import { Nullable } from './common.js';
 
 const ClarityValue = Type.Object({ hex: Type.String(), repr: Type.String() });
 
-export const PostCondition = Type.Object(
+const PostCondition = Type.Object(
   {
     principal: Type.Object({
       type_id: Type.String({ description: 'principal_origin | principal_standard | principal_contract' }),

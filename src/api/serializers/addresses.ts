@@ -5,7 +5,7 @@ import type {
   TransferRecord,
 } from '../../store/read/account-txs.js';
 import type { AccountBalances } from '../../store/read/balances.js';
-import { EventKind } from '../../store/write/rows.js';
+import { EventKind } from '../../store/schema/codes.js';
 import { TransfersOfTx, type AddressBalances, type TransactionWithTransfers } from '../schemas/addresses.js';
 import { Transaction } from '../schemas/transactions.js';
 import type { MinedTxJson, MinedTxJsonCache } from './mined-tx-cache.js';

@@ -36,11 +36,11 @@ const MEMPOOL_STATUSES: Record<number, string> = {
 const ASSET_EVENT_TYPES: Record<number, string> = { 1: 'transfer', 2: 'mint', 3: 'burn' };
 const ANCHORED_SEQUENCE = 2147483647;
 
-export function txStatusName(status: number): string {
+function txStatusName(status: number): string {
   return TX_STATUSES[status] ?? 'unknown';
 }
 
-export function mempoolStatusName(status: number): string {
+function mempoolStatusName(status: number): string {
   return MEMPOOL_STATUSES[status] ?? 'pending';
 }
 
@@ -91,7 +91,7 @@ function addTypePayload(out: Record<string, unknown>, tx: DecodedFields, options
   for (const key in payload) out[key] = payload[key];
 }
 
-export function eventJson(event: EventRecord, txId: string): TransactionEvent {
+function eventJson(event: EventRecord, txId: string): TransactionEvent {
   switch (event.kind) {
     case 1: {
       const asset: NonNullable<TransactionEvent['asset']> = {

@@ -1,5 +1,6 @@
 import type { Sql } from '../db.js';
-import { EventKind, type PrincipalTxRow } from '../write/rows.js';
+import { type PrincipalTxRow } from '../schema/rows.js';
+import { EventKind } from '../schema/codes.js';
 import { scopeWindow, type AccountScope } from './account-scope.js';
 import { findMinedTxsByKey, type MinedTxRecord } from './txs.js';
 import { unconfirmedOnly, visible } from './visibility.js';
@@ -131,11 +132,7 @@ export async function findAccountTx(
  * each tx instead cost ~10,000 for the boot address's one genesis tx. `OFFSET 0` keeps the per-height
  * subquery from being flattened into a join.
  */
-export async function findTransfers(
-  sql: Sql,
-  principal: string,
-  keys: AccountTxKey[],
-): Promise<TransferRecord[]> {
+async function findTransfers(sql: Sql, principal: string, keys: AccountTxKey[]): Promise<TransferRecord[]> {
   if (keys.length === 0) return [];
   const heights = [...new Set(keys.map((k) => k.block_height))];
   return sql<TransferRecord[]>`

@@ -1,5 +1,5 @@
 import type { Sql } from '../db.js';
-import { EventKind } from '../write/rows.js';
+import { EventKind } from '../schema/codes.js';
 import { scopeWindow, type AccountScope, type ScopeWindow } from './account-scope.js';
 import { unconfirmedOnly, visible } from './visibility.js';
 
@@ -8,7 +8,7 @@ import { unconfirmedOnly, visible } from './visibility.js';
 // below the tip (`until_block`) they are summed over the principal's indexed event and tx rows up to there.
 // Amounts are numeric in SQL and decimal strings here; balances may be negative (pure sender/recipient sums).
 
-export interface StxTotals {
+interface StxTotals {
   total_sent: string;
   total_received: string;
   total_fees_sent: string;
@@ -16,13 +16,13 @@ export interface StxTotals {
 }
 
 /** Per asset: amounts (fungible) or event counts (non-fungible) sent and received. */
-export interface AssetTotals {
+interface AssetTotals {
   asset_identifier: string;
   total_sent: string;
   total_received: string;
 }
 
-export interface StxLock {
+interface StxLock {
   lock_tx_id: string;
   locked: string;
   lock_height: number;
@@ -31,12 +31,12 @@ export interface StxLock {
 }
 
 /** What unpruned mempool txs would move in and out (transfer amounts, fees). */
-export interface PendingTotals {
+interface PendingTotals {
   inbound: string;
   outbound: string;
 }
 
-export interface VestingRow {
+interface VestingRow {
   amount: string;
   block_height: number;
 }

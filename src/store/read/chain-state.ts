@@ -14,7 +14,7 @@ export interface ChainState {
 }
 
 /** The chain tip and the mempool version: what ETags and `unanchored` reads key on. */
-export async function getChainState(sql: Sql): Promise<ChainState> {
+async function getChainState(sql: Sql): Promise<ChainState> {
   const [state] = await sql<ChainState[]>`
     SELECT block_height, index_block_hash, block_hash, burn_block_height, microblock_hash, microblock_sequence,
       mempool_version, extract(epoch FROM mempool_updated_at)::text AS mempool_updated_at
@@ -29,7 +29,7 @@ export const CHAIN_STATE_CHANNEL = 'chain_state';
  * How long a cached chain state is trusted without a word from ingest: the fallback should a notification
  * be lost (the listening connection down, a writer that does not notify).
  */
-export const CHAIN_STATE_TTL_MS = 1000;
+const CHAIN_STATE_TTL_MS = 1000;
 
 /**
  * The chain state, read once and shared by the requests that follow instead of one query each (the ETag

@@ -1,5 +1,5 @@
 import type { Sql } from '../db.js';
-import { TxStatus } from '../write/rows.js';
+import { TxStatus } from '../schema/codes.js';
 
 export interface ContractDeployment {
   contract_id: string;

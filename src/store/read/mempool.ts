@@ -15,7 +15,7 @@ export interface Percentiles {
   p95: number | null;
 }
 
-export interface MempoolGroupAggregate {
+interface MempoolGroupAggregate {
   tx_count: number;
   fee_rate: Percentiles;
   /** age in blocks: (tip + 1) − receipt_block_height */
@@ -125,7 +125,7 @@ export async function computeMempoolAggregates(sql: Sql): Promise<MempoolAggrega
 }
 
 /** How far behind the mempool an answer may be while a newer snapshot is computed (`MempoolAggregatesCache`). */
-export const MEMPOOL_STALE_MS = 2000;
+const MEMPOOL_STALE_MS = 2000;
 
 /**
  * This process's latest mempool aggregates, computed once per mempool state, and usually at most one

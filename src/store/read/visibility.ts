@@ -14,8 +14,6 @@ export interface Visibility {
   maxHeight?: number;
 }
 
-export const ANCHORED: Visibility = { unanchored: false };
-
 /** SQL condition on a row alias (`t`, `e`, `p`...) for the given visibility. */
 export function visible(sql: Sql, alias: string, v: Visibility) {
   const col = (name: string) => sql(`${alias}.${name}`);

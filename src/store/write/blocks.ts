@@ -10,7 +10,7 @@ import type {
   PrincipalTxRow,
   SmartContractRow,
   TxRow,
-} from './rows.js';
+} from '../schema/rows.js';
 
 const blockColumns: ColumnSpec<BlockRow> = [
   ['index_block_hash', 'text'],

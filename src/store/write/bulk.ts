@@ -1,6 +1,6 @@
 import type { TransactionSql } from '../db.js';
 
-export type ColumnType = 'text' | 'int2' | 'int4' | 'int8' | 'numeric' | 'bool' | 'jsonb';
+type ColumnType = 'text' | 'int2' | 'int4' | 'int8' | 'numeric' | 'bool' | 'jsonb';
 
 /** A table's columns for bulk insert, in insert order. */
 export type ColumnSpec<Row> = readonly (readonly [keyof Row & string, ColumnType])[];
@@ -103,7 +103,7 @@ function jsonWithoutNul(value: unknown): string {
 const statements = new Map<string, string>();
 
 /** `INSERT INTO table (columns) SELECT ... FROM unnest($1::type[], ...)`, built once per table and columns. */
-export function insertStatement<Row>(table: string, columns: ColumnSpec<Row>, onConflict: string): string {
+function insertStatement<Row>(table: string, columns: ColumnSpec<Row>, onConflict: string): string {
   const key = `${table}|${columns.map(([name]) => name).join(',')}|${onConflict}`;
   let text = statements.get(key);
   if (!text) {

@@ -1,6 +1,7 @@
 import type { TransactionSql } from '../db.js';
 import { columnArrays, PREPARED, type ColumnSpec } from './bulk.js';
-import { EventKind, type ChainRows, type MinerRewardRow } from './rows.js';
+import { type ChainRows, type MinerRewardRow } from '../schema/rows.js';
+import { EventKind } from '../schema/codes.js';
 
 // What a set of anchored blocks adds to the running per-principal state: STX, FT and NFT totals and the
 // principal transaction ordinals. Applied with +1 when blocks become canonical and -1 when a reorg orphans
@@ -258,7 +259,7 @@ export async function assignOrdinals(sql: TransactionSql, indexBlockHashes: stri
 }
 
 /** Clears the ordinals of orphaned blocks' rows and lowers the principals' tx counts. */
-export async function releaseOrdinals(sql: TransactionSql, indexBlockHashes: string[]): Promise<void> {
+async function releaseOrdinals(sql: TransactionSql, indexBlockHashes: string[]): Promise<void> {
   if (indexBlockHashes.length === 0) return;
   await sql`
     WITH released AS (

@@ -2,7 +2,8 @@ import type { TransactionSql } from '../db.js';
 import { decodedTxColumns } from './blocks.js';
 import { bulkInsert, columnArrays, PREPARED, sendAll, type ColumnSpec } from './bulk.js';
 import { touchMempool } from './tip.js';
-import { MempoolStatus, type MempoolTxRow } from './rows.js';
+import { type MempoolTxRow } from '../schema/rows.js';
+import { MempoolStatus } from '../schema/codes.js';
 
 const mempoolColumns: ColumnSpec<MempoolTxRow> = [
   ...decodedTxColumns,
@@ -16,7 +17,7 @@ const mempoolColumns: ColumnSpec<MempoolTxRow> = [
 /** Number of blocks after which a pending tx is dropped by our own garbage collection. */
 export const MEMPOOL_GC_BLOCKS = 256;
 /** Nakamoto blocks come every few seconds: there the age limit is in minutes instead. */
-export const MEMPOOL_GC_MINUTES = 2560;
+const MEMPOOL_GC_MINUTES = 2560;
 
 /**
  * Adds txs the node accepted into its mempool. A tx already known and pending is left alone; one that

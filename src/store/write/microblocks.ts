@@ -1,7 +1,7 @@
 import type { TransactionSql } from '../db.js';
 import { microblockColumns } from './blocks.js';
 import { bulkInsert } from './bulk.js';
-import type { MicroblockRow } from './rows.js';
+import type { MicroblockRow } from '../schema/rows.js';
 
 // Unconfirmed microblock rows (txs, events, principal index, contracts) carry index_block_hash = '' until
 // an anchored block confirms their microblock; the block's own payload then brings the confirmed copies.

@@ -90,7 +90,3 @@ export function derivedBytes(seed: string, label: string, length = 32): Buffer {
   const out = createHash('sha512').update(`stacks-demo-chain:${seed}:${label}`).digest();
   return out.subarray(0, length);
 }
-
-export function derivedHash(seed: string, label: string): string {
-  return '0x' + derivedBytes(seed, label).toString('hex');
-}

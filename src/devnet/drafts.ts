@@ -3,7 +3,7 @@ import type { SignRequest } from './signer.js';
 // A transaction as the generator plans it: what to sign, and what the node would report after running it
 // (status, result, events). The tx id and raw bytes are filled in once the signer pool has signed it.
 
-export type TxStatus = 'success' | 'abort_by_response';
+type TxStatus = 'success' | 'abort_by_response';
 
 export interface EventDraft {
   type:

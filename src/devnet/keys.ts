@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as secp from '@noble/secp256k1';
-import { c32Address } from '../../chain/c32.js';
+import { c32Address } from '../chain/c32.js';
 import type { KeyMaterial } from './signer.js';
 import { standardPrincipalCV, type CV } from './wire.js';
 
@@ -17,14 +17,14 @@ export interface Account {
 }
 
 /** A private key derived from the seed and a label (e.g. `account:7`, `miner:2`); always a valid scalar. */
-export function derivePrivateKey(seed: string, label: string): Buffer {
+function derivePrivateKey(seed: string, label: string): Buffer {
   for (let attempt = 0; ; attempt++) {
     const key = createHash('sha256').update(`stacks-demo-chain:${seed}:key:${label}:${attempt}`).digest();
     if (secp.utils.isValidPrivateKey(key)) return key;
   }
 }
 
-export function hash160(bytes: Uint8Array): Buffer {
+function hash160(bytes: Uint8Array): Buffer {
   return createHash('ripemd160').update(createHash('sha256').update(bytes).digest()).digest();
 }
 

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import type { RecordedMessage } from '../tsv.js';
+import type { RecordedMessage } from '../protocol/tsv.js';
 import type { TxDraft } from './drafts.js';
 import { sumCosts, transactionsAndEvents, type MicroblockPlacement, type PlacedTx } from './format.js';
 import { MempoolModel } from './mempool-model.js';
@@ -30,10 +30,15 @@ export interface GenerateOptions {
   workers?: number;
   /** unix time (s) of the first burn block (default 2024-01-01T00:00:00Z) */
   startTime?: number;
+  /**
+   * the indexer's mempool garbage-collection age in blocks, so `mempoolPending` counts what the indexer
+   * keeps (store/write/mempool.ts); without it the report counts what the node keeps
+   */
+  mempoolGcBlocks?: number;
   onProgress?: (progress: GenerateProgress) => void;
 }
 
-export interface GenerateProgress {
+interface GenerateProgress {
   height: number;
   blocks: number;
   txs: number;
@@ -79,7 +84,7 @@ const START_BURN_HEIGHT = 840_000;
 const DEFAULT_START_TIME = 1_704_067_200;
 const BURN_INTERVAL = 600;
 /** Blocks before a coinbase matures (mainnet: 100; shortened so small demo chains show rewards). */
-export const MINER_REWARD_MATURITY = 10;
+const MINER_REWARD_MATURITY = 10;
 const COINBASE_USTX = '1000000000';
 const MINERS = 3;
 const CHUNK_TXS = 2048;
@@ -153,7 +158,7 @@ const SHOWCASE: UserKind[] = [
 class Planner {
   private readonly random: Random;
   readonly ledger: Ledger;
-  private readonly model = new MempoolModel();
+  private readonly model: MempoolModel;
   private readonly pool: SignerPool;
   private readonly txsPerBlock: number;
   private readonly startTime: number;
@@ -190,6 +195,7 @@ class Planner {
     this.pool = new SignerPool(this.ledger.keys.material(), options.workers ?? availableParallelism());
     this.txsPerBlock = options.txsPerBlock ?? 20;
     this.startTime = options.startTime ?? DEFAULT_START_TIME;
+    this.model = new MempoolModel(options.mempoolGcBlocks);
     const n = options.blocks;
     if (n >= 12) this.forkHeights.add(Math.floor(n * 0.6));
     if (n >= 60) this.forkHeights.add(Math.floor(n * 0.3));

@@ -1,8 +1,8 @@
-import { MEMPOOL_GC_BLOCKS } from '../../store/write/mempool.js';
 import type { TxDraft } from './drafts.js';
 
 // What the indexer's mempool will hold after the generated stream: the generator follows the same rules
-// (store/write/mempool.ts) over the messages it emits, so it can report how many txs end up pending.
+// (store/write/mempool.ts) over the messages it emits, so it can report how many txs end up pending. The
+// indexer's own garbage-collection age is its caller's to give (the devnet never reads the store).
 // Pending = announced, not mined on the canonical chain, not dropped, not replaced by fee, not collected.
 
 interface Entry {
@@ -17,6 +17,9 @@ export class MempoolModel {
   private readonly pending = new Map<string, Entry>();
   private readonly byKey = new Map<string, Set<string>>();
   tipHeight = 0;
+
+  /** @param gcBlocks the indexer's mempool garbage-collection age in blocks; undefined: no collection */
+  constructor(private readonly gcBlocks?: number) {}
 
   get size(): number {
     return this.pending.size;
@@ -100,8 +103,9 @@ export class MempoolModel {
     }
     this.prune(txs);
     this.tipHeight = height;
+    if (this.gcBlocks === undefined) return;
     for (const entry of [...this.pending.values()]) {
-      if (entry.receiptHeight <= height - MEMPOOL_GC_BLOCKS) this.remove(entry.txid);
+      if (entry.receiptHeight <= height - this.gcBlocks) this.remove(entry.txid);
     }
   }
 }

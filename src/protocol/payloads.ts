@@ -172,7 +172,7 @@ export function isIndexedEventType(type: string): type is IndexedEventType {
 }
 
 /** Messages kept in the raw log only. */
-export const RawOnly = Type.Unknown();
+const RawOnly = Type.Unknown();
 
 export const payloadValidators = {
   '/new_block': Compile(NewBlock),

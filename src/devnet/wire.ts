@@ -3,8 +3,8 @@
 // the same inputs (test/ingest/generator.test.ts checks them against the library's builders byte for byte);
 // doing it directly keeps the per-transaction cost to a few buffer writes, so signing is the only real cost.
 
-export const TX_VERSION_MAINNET = 0x00;
-export const CHAIN_ID_MAINNET = 0x00000001;
+const TX_VERSION_MAINNET = 0x00;
+const CHAIN_ID_MAINNET = 0x00000001;
 export const AUTH_STANDARD = 0x04;
 export const AUTH_SPONSORED = 0x05;
 
@@ -49,7 +49,6 @@ export function uintCV(value: bigint | number): CV {
 }
 
 export const trueCV: CV = Buffer.from([0x03]);
-export const falseCV: CV = Buffer.from([0x04]);
 export const noneCV: CV = Buffer.from([0x09]);
 
 export function someCV(value: CV): CV {
@@ -97,10 +96,6 @@ export function bufferCV(bytes: Uint8Array): CV {
 
 export function stringAsciiCV(text: string): CV {
   return lengthPrefixed(0x0d, Buffer.from(text, 'ascii'));
-}
-
-export function stringUtf8CV(text: string): CV {
-  return lengthPrefixed(0x0e, Buffer.from(text, 'utf8'));
 }
 
 /** A tuple; Clarity serializes its entries sorted by name. */
