@@ -1,5 +1,6 @@
 import postgres from 'postgres';
 import type { Logger } from 'pino';
+import { PgliteSession } from './pglite-wire.js';
 
 export type Sql = postgres.Sql<Record<string, unknown>>;
 export type TransactionSql = postgres.TransactionSql<Record<string, unknown>>;
@@ -83,27 +84,25 @@ function openPostgres(options: DatabaseOptions): Database {
 }
 
 /**
- * PGlite runs in this process; postgres.js reaches it through a loopback socket so both engines share one
- * client and one SQL dialect. PGlite has a single session, so the pool is exactly one connection.
+ * PGlite runs in this process; postgres.js speaks to it through an in-process stream (pglite-wire.ts), so
+ * both engines share one client and one SQL dialect, and the embedded database opens no socket at all.
+ * PGlite has a single session, so the pool is exactly one connection.
  */
 async function openPglite(options: DatabaseOptions): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const inMemory = options.pgliteDir.startsWith('memory://');
   if (!inMemory) {
     const { mkdir } = await import('node:fs/promises');
     await mkdir(options.pgliteDir, { recursive: true });
   }
   const pglite = await PGlite.create(inMemory ? undefined : options.pgliteDir);
-  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
-  await server.start();
-  const port = Number(server.getServerConn().split(':').pop());
+  const session = new PgliteSession(pglite);
   const sql = postgres({
-    host: '127.0.0.1',
-    port,
     database: 'postgres',
     username: 'postgres',
     ...clientOptions(options, 1),
+    // postgres.js takes a custom connection (documented, not in its type declarations)
+    ...({ socket: () => session.connect() } as object),
   }) as unknown as Sql;
   return {
     engine: 'pglite',
@@ -111,7 +110,6 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     description: inMemory ? 'pglite (in memory)' : `pglite ${options.pgliteDir}`,
     async close() {
       await sql.end({ timeout: 5 });
-      await server.stop();
       await pglite.close();
     },
   };
