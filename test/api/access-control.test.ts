@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { Redis } from 'ioredis';
@@ -21,6 +23,7 @@ import { replayFile } from '../../src/ingest/replay.js';
 import type { Store } from '../../src/store/store.js';
 import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
+import { listenLocal } from '../support/http.js';
 import { fixtureFile } from '../support/shared.js';
 
 after(stopOwnCluster);
@@ -72,6 +75,22 @@ function get(app: FastifyInstance, options: { key?: string; ip?: string; xff?: s
   const request: InjectOptions = { method: 'GET', url: options.url ?? URL_OK, headers };
   if (options.ip) request.remoteAddress = options.ip;
   return app.inject(request);
+}
+
+/** Sends the GETs on one connection in a single write (HTTP/1.1 pipelining); the answers' status codes in order. */
+async function pipelined(base: URL, paths: string[]): Promise<number[]> {
+  const socket = connect(Number(base.port), base.hostname);
+  await once(socket, 'connect');
+  socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: ${base.host}\r\n\r\n`).join(''));
+  let received = '';
+  const statuses = () => [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+  socket.setEncoding('utf8');
+  for await (const chunk of socket) {
+    received += chunk as string;
+    if (statuses().length >= paths.length) break;
+  }
+  socket.destroy();
+  return statuses();
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -383,6 +402,18 @@ describe(`rate limits (${engines[0]})`, () => {
       const keyed = await get(app, { key });
       assert.equal(keyed.statusCode, 200);
       assert.equal(keyed.headers['ratelimit-remaining'], '3');
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('a pipelined burst gets exactly its budget: 51 requests in a fresh window → 50 × 200, then 429', async () => {
+    const app = await api(store, {});
+    try {
+      const base = new URL(await listenLocal(app));
+      // One write: the server parses the whole burst from one read of the socket.
+      const statuses = await pipelined(base, Array(51).fill(URL_OK));
+      assert.deepEqual(statuses, [...Array(50).fill(200), 429]);
     } finally {
       await app.close();
     }

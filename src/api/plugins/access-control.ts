@@ -6,6 +6,7 @@ import { ConfigError, type Config } from '../../config.js';
 import type { Store } from '../../store/store.js';
 import { accessCounters, type AccessCounters } from './access-counters.js';
 import { ApiKeyVerifier, type ApiKeyIdentity } from './api-keys.js';
+import { memoryRateStore } from './memory-rate-store.js';
 
 /**
  * Routes outside access control (no key check, no limit): health, readiness, metrics, the OpenAPI document
@@ -197,8 +198,8 @@ export async function registerAccessControl(
       max: (request) => (request.apiKey ? options.keyedLimit : options.anonymousLimit),
       redis,
       nameSpace: 'stacks-read-api:rate-limit:',
-      // Clients tracked in memory (least recently seen forgotten first) when there is no Redis.
-      cache: 100_000,
+      // Without Redis: clients tracked in memory, the least recently seen forgotten first.
+      store: redis ? undefined : memoryRateStore(100_000),
     });
     limiter = app.createRateLimit();
   }
