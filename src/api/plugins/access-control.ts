@@ -205,17 +205,37 @@ export async function registerAccessControl(
   }
   const logStoreError = throttledErrorLog(app.log);
 
+  /**
+   * Whether the request's IP has no anonymous request left in this window. False when the store fails
+   * (fail open; the request's own count fails next, and is logged and counted then).
+   */
+  async function anonymousBudgetSpent(request: FastifyRequest): Promise<boolean> {
+    try {
+      const result = await limiter!(request, { increment: false });
+      return !result.isAllowed && result.remaining === 0;
+    } catch {
+      return false;
+    }
+  }
+
   app.addHook('onRequest', async (request, reply) => {
     if (isExempt(request)) return;
+    const limited = limiter !== undefined && request.routeOptions.config?.rateLimit !== false;
     const presented = request.headers['x-api-key'];
     let invalidKey = false;
     if (presented !== undefined && presented !== '') {
-      // Several X-API-Key headers are not one key.
-      request.apiKey = typeof presented === 'string' ? await verifier.verify(presented) : null;
+      // Several X-API-Key headers are not one key. A key this instance does not know as valid is not looked
+      // up for a client already over its anonymous budget (a bad key counts against that budget): a client
+      // cycling through made-up keys must cost neither a query nor a key-cache slot each. Such a request
+      // counts as anonymous and gets 429 until the window resets; a key already seen valid here is unaffected.
+      const unverified =
+        typeof presented !== 'string' ||
+        (limited && verifier.needsFirstLookup(presented) && (await anonymousBudgetSpent(request)));
+      request.apiKey = unverified ? null : await verifier.verify(presented);
       invalidKey = request.apiKey === null;
     }
 
-    if (limiter && request.routeOptions.config?.rateLimit !== false) {
+    if (limiter && limited) {
       const max = request.apiKey ? options.keyedLimit : options.anonymousLimit;
       let result: Awaited<ReturnType<typeof limiter>> | undefined;
       try {

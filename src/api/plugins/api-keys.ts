@@ -101,6 +101,18 @@ export class ApiKeyVerifier {
     return equal && entry.hash !== null ? { id, label: entry.label } : null;
   }
 
+  /**
+   * Whether verifying `key` would query the database for an id this instance does not know as a valid key
+   * (never seen, or seen unknown or revoked): what a client making keys up costs. A key seen valid whose
+   * cache entry expired is looked up again without this question.
+   */
+  needsFirstLookup(key: string): boolean {
+    const id = apiKeyId(key);
+    if (id === null) return false;
+    const cached = this.cache.get(id);
+    return !cached || (cached.hash === null && cached.expiresAt <= this.now());
+  }
+
   private async entry(id: string): Promise<CacheEntry> {
     const cached = this.cache.get(id);
     if (cached && cached.expiresAt > this.now()) return cached;
