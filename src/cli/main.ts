@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, describeConfig, loadConfig } from '../config.js';
 import { exportFile, progressBar, replayFile } from '../ingest/replay.js';
-import { KEYS_USAGE, KeysUsageError, runKeysCommand } from './keys.js';
+import { DatabaseAccessError } from '../store/directory-lock.js';
+import { KEYS_USAGE, KeysUsageError, keysCommand } from './keys.js';
 import { start } from './demo.js';
 import { generateFile } from './generate.js';
 import { VestingFileError } from '../ingest/vesting.js';
@@ -120,19 +121,16 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'keys': {
-      // Quiet logs: stdout carries the new key (or the list) for scripts.
-      const store = await openStore(config, logger.child({}, { level: 'warn' }));
+      const [action, id] = positionals;
       try {
-        const [action, id] = positionals;
-        return await runKeysCommand(
-          store,
+        return await keysCommand(
+          // Quiet logs: stdout carries the new key (or the list) for scripts.
+          () => openStore(config, logger.child({}, { level: 'warn' })),
           { action, id, label: values.label },
           { out: (t) => process.stdout.write(`${t}\n`), info: (t) => process.stderr.write(`${t}\n`) },
         );
       } catch (err) {
         throw err instanceof KeysUsageError ? new UsageError(err.message) : err;
-      } finally {
-        await store.close();
       }
     }
     default:
@@ -162,6 +160,11 @@ main(process.argv.slice(2)).then(
     if (err instanceof UsageError || err instanceof ConfigError || err instanceof VestingFileError) {
       process.stderr.write(`${err.message}\n\n${err instanceof UsageError ? USAGE : ''}`);
       process.exit(2);
+    }
+    // In use by another process, damaged, unreachable: one line saying what to do, no stack.
+    if (err instanceof DatabaseAccessError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
     }
     process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);

@@ -183,6 +183,7 @@ export async function registerAccessControl(
     logger: app.log,
     touchStore: options.writeStore,
   });
+  app.addHook('onClose', async () => verifier.close());
   app.decorateRequest('apiKey', null);
 
   let limiter: ReturnType<FastifyInstance['createRateLimit']> | undefined;
