@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Migration } from '../../store/migrate.js';
+import { chainTipSeen } from '../../store/read/chain-state.js';
 import {
   appliedMigrationVersions,
   getDatabaseRole,
@@ -72,6 +73,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
     },
     async () => {
       const status = await getIngestStatus(store.sql);
+      if (status.index_block_hash) chainTipSeen(store, status.index_block_hash);
       return {
         server_version: `stacks-read-api ${apiVersion}`,
         status: 'ready',
@@ -123,6 +125,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
       const pending = migrations.filter((m) => !applied.has(m.version)).map((m) => m.name);
       body.migrations = { applied: pending.length === 0, pending };
       if (ingest) {
+        if (ingest.index_block_hash) chainTipSeen(store, ingest.index_block_hash);
         body.ingest = {
           stacks_tip_height: ingest.block_height,
           stacks_tip_burn_height: ingest.tip_burn_block_height,
