@@ -11,6 +11,10 @@ const TERMINATE = 0x58;
  * option) instead of a listener: the embedded database has no door at all, neither a TCP port another
  * local user could reach (PGlite has no authentication: anyone on the port was superuser) nor a socket file.
  *
+ * Faster too: bench/ceiling-server.ts (one primary-key lookup per request, autocannon -c 32 -d 10) answered
+ * 26.4-26.6k req/s through it, against 11.6-12.3k through pglite-socket's TCP listener (same machine, runs
+ * interleaved).
+ *
  * Every connection's messages, and the clean-up of a connection that leaves, run on one queue in the order
  * they arrive, under PGlite's query lock. A connection that leaves inside a transaction has it rolled back
  * before anything that arrived later runs, so a new connection never finds itself inside it.
