@@ -5,7 +5,7 @@ import { generateChain, type GenerateOptions, type GenerateReport } from '../dev
 import { isEmptyIndex, showcaseIds } from '../store/read/showcase.js';
 import type { Store } from '../store/store.js';
 import { MEMPOOL_GC_BLOCKS } from '../store/write/mempool.js';
-import { generationProgress } from './generate.js';
+import { generationProgress } from './progress.js';
 import { createIngestor } from './runtime.js';
 import { serve, type RunningService } from './serve.js';
 
@@ -39,11 +39,15 @@ export async function seedDemoChain(
   );
   const ingestor = createIngestor(store, config, logger);
   const bar = options.showProgress ? generationProgress('demo chain', chain.blocks) : undefined;
-  const generated = { mempoolGcBlocks: MEMPOOL_GC_BLOCKS, ...chain, onProgress: bar?.update };
-  const report = await generateChain(generated, async (message) => {
-    await ingestor.apply(message.path, message.payload, message.receivedAt);
-  });
-  bar?.done();
+  const generated = { mempoolGcBlocks: MEMPOOL_GC_BLOCKS, ...chain, onProgress: bar?.onProgress };
+  let report: GenerateReport | undefined;
+  try {
+    report = await generateChain(generated, async (message) => {
+      await ingestor.apply(message.path, message.payload, message.receivedAt);
+    });
+  } finally {
+    bar?.stop(report !== undefined);
+  }
   logger.info(
     {
       blocks: report.tipHeight,

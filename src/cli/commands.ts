@@ -1,0 +1,95 @@
+import type { Logger } from 'pino';
+import { loadConfig, type Config } from '../config.js';
+import { exportFile, replayFile } from '../ingest/replay.js';
+import { start as startDemo } from './demo.js';
+import { generateFile } from './generate.js';
+import { KeysUsageError, runKeysCommand } from './keys.js';
+import { checkPorts, type ServeMode } from './ports.js';
+import { replayProgress } from './progress.js';
+import { createIngestor, createLogger, openStore } from './runtime.js';
+import { serve as startService, stopOnSignals } from './serve.js';
+import { UsageError } from './arguments.js';
+
+// What each command does, once main.ts has parsed and checked its arguments (loaded by the command's
+// action: everything heavy is imported from here). The configuration is read first, then the ports are
+// checked, and only then is the database opened.
+
+function setUp(): { config: Config; logger: Logger } {
+  const config = loadConfig();
+  return { config, logger: createLogger(config) };
+}
+
+export async function start(): Promise<void> {
+  const { config, logger } = setUp();
+  await checkPorts(config, 'both');
+  stopOnSignals(await startDemo(config, logger), logger);
+}
+
+export async function serve(mode: ServeMode): Promise<void> {
+  const { config, logger } = setUp();
+  await checkPorts(config, mode);
+  stopOnSignals(await startService(config, logger, mode), logger);
+}
+
+export async function migrate(): Promise<void> {
+  const { config, logger } = setUp();
+  const store = await openStore(config, logger);
+  await store.close();
+}
+
+export async function replay(file: string): Promise<void> {
+  const { config, logger } = setUp();
+  const store = await openStore(config, logger);
+  const bar = replayProgress('replay');
+  let complete = false;
+  try {
+    const stats = await replayFile(createIngestor(store, config, logger), file, {
+      onProgress: bar.onProgress,
+    });
+    complete = true;
+    bar.stop(true);
+    logger.info(
+      { ...stats, blocks_per_second: Math.round(stats.blocks / Math.max(stats.seconds, 1e-9)) },
+      'replay finished',
+    );
+  } finally {
+    if (!complete) bar.stop(false);
+    await store.close();
+  }
+}
+
+export async function exportLog(file: string): Promise<void> {
+  const { config, logger } = setUp();
+  const store = await openStore(config, logger);
+  try {
+    const count = await exportFile(store, file);
+    logger.info({ file, messages: count }, 'export finished');
+  } finally {
+    await store.close();
+  }
+}
+
+export async function generate(
+  sizes: { blocks: number; accounts: number; seed: string; txsPerBlock: number; workers?: number },
+  out: string,
+): Promise<void> {
+  const report = await generateFile(sizes, out, true);
+  process.stdout.write(JSON.stringify({ file: out, ...report }, null, 2) + '\n');
+}
+
+/** `keys create|list|revoke`; resolves with the exit code. */
+export async function keys(args: { action: 'create' | 'list' | 'revoke'; label?: string; id?: string }) {
+  const { config, logger } = setUp();
+  // Quiet logs: stdout carries the new key (or the list) for scripts.
+  const store = await openStore(config, logger.child({}, { level: 'warn' }));
+  try {
+    return await runKeysCommand(store, args, {
+      out: (t) => process.stdout.write(`${t}\n`),
+      info: (t) => process.stderr.write(`${t}\n`),
+    });
+  } catch (err) {
+    throw err instanceof KeysUsageError ? new UsageError(err.message) : err;
+  } finally {
+    await store.close();
+  }
+}
