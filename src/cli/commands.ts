@@ -1,44 +1,35 @@
-import type { Logger } from 'pino';
-import { loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { exportFile, replayFile } from '../ingest/replay.js';
 import { start as startDemo } from './demo.js';
 import { generateFile } from './generate.js';
 import { KeysUsageError, runKeysCommand } from './keys.js';
-import { checkPorts, type ServeMode } from './ports.js';
+import type { ServeMode } from './ports.js';
 import { replayProgress } from './progress.js';
 import { createIngestor, createLogger, openStore } from './runtime.js';
 import { serve as startService, stopOnSignals } from './serve.js';
 import { UsageError } from './arguments.js';
 
-// What each command does, once main.ts has parsed and checked its arguments (loaded by the command's
-// action: everything heavy is imported from here). The configuration is read first, then the ports are
-// checked, and only then is the database opened.
+// What each command does, once main.ts has checked its arguments, read the configuration and checked a
+// server's ports (loaded by the command's action: everything heavy is imported from here).
 
-function setUp(): { config: Config; logger: Logger } {
-  const config = loadConfig();
-  return { config, logger: createLogger(config) };
-}
-
-export async function start(): Promise<void> {
-  const { config, logger } = setUp();
-  await checkPorts(config, 'both');
+export async function start(config: Config): Promise<void> {
+  const logger = createLogger(config);
   stopOnSignals(await startDemo(config, logger), logger);
 }
 
-export async function serve(mode: ServeMode): Promise<void> {
-  const { config, logger } = setUp();
-  await checkPorts(config, mode);
+export async function serve(config: Config, mode: ServeMode): Promise<void> {
+  const logger = createLogger(config);
   stopOnSignals(await startService(config, logger, mode), logger);
 }
 
-export async function migrate(): Promise<void> {
-  const { config, logger } = setUp();
+export async function migrate(config: Config): Promise<void> {
+  const logger = createLogger(config);
   const store = await openStore(config, logger);
   await store.close();
 }
 
-export async function replay(file: string): Promise<void> {
-  const { config, logger } = setUp();
+export async function replay(config: Config, file: string): Promise<void> {
+  const logger = createLogger(config);
   const store = await openStore(config, logger);
   const bar = replayProgress('replay');
   let complete = false;
@@ -58,8 +49,8 @@ export async function replay(file: string): Promise<void> {
   }
 }
 
-export async function exportLog(file: string): Promise<void> {
-  const { config, logger } = setUp();
+export async function exportLog(config: Config, file: string): Promise<void> {
+  const logger = createLogger(config);
   const store = await openStore(config, logger);
   try {
     const count = await exportFile(store, file);
@@ -78,8 +69,11 @@ export async function generate(
 }
 
 /** `keys create|list|revoke`; resolves with the exit code. */
-export async function keys(args: { action: 'create' | 'list' | 'revoke'; label?: string; id?: string }) {
-  const { config, logger } = setUp();
+export async function keys(
+  config: Config,
+  args: { action: 'create' | 'list' | 'revoke'; label?: string; id?: string },
+) {
+  const logger = createLogger(config);
   // Quiet logs: stdout carries the new key (or the list) for scripts.
   const store = await openStore(config, logger.child({}, { level: 'warn' }));
   try {
