@@ -44,7 +44,6 @@ function startProgress(label: string, total: number, stream: NodeJS.WriteStream 
     fps: 5,
     noTTYOutput: true,
     notTTYSchedule: PLAIN_LINE_EVERY_MS,
-    etaBuffer: 50,
   };
   const barTotal = Math.max(total, 1);
   const payload = { label, detail: '' };
