@@ -21,6 +21,7 @@ import { Random, derivedBytes } from './random.js';
 import { sha512_256, signHash } from './signer.js';
 import { SignerPool } from './signer-pool.js';
 import { Ledger, type SealedLater } from './simulation.js';
+import { vrfPublicKey } from './vrf.js';
 import { TenureChangeCause, type CV } from './wire.js';
 
 // The demo-chain generator: a deterministic Stacks event stream, as a stacks-node would post it to an
@@ -106,6 +107,8 @@ export interface GenerateReport {
   signedTxs: number;
   seconds: number;
   signedTxsPerSecond: number;
+  /** the miners: their addresses and the VRF public keys (hex) their coinbases prove with */
+  miners: { address: string; vrfPublicKey: string }[];
   /** handy ids for trying the API */
   sample: {
     busyAddress: string;
@@ -316,6 +319,10 @@ class Planner {
       signedTxs: 0,
       seconds: 0,
       signedTxsPerSecond: 0,
+      miners: this.ledger.miners.map((m, i) => ({
+        address: m.address,
+        vrfPublicKey: vrfPublicKey(this.ledger.vrfKey(i)).toString('hex'),
+      })),
       sample: {
         busyAddress: this.ledger.address(0),
         tokenContract: '',
@@ -942,13 +949,11 @@ class Planner {
 
   // ---- Nakamoto ---------------------------------------------------------------------------------------------
 
-  private sortitionHash(burnHeight: number): Buffer {
-    return derivedBytes(this.options.seed, `sortition:${burnHeight}`);
-  }
-
   /**
    * A sortition elects a miner: its tenure opens with a tenure change (block found) naming the tenure it
-   * follows, and a Nakamoto coinbase proving the election with the miner's VRF key.
+   * follows, and a Nakamoto coinbase proving the election with the miner's VRF key. (The node proves over the
+   * sortition's hash, which no message carries; here the burn block hash stands for it, so anyone can check
+   * a proof against the miner's VRF key.)
    */
   private startTenure(burn: BurnInfo): TxDraft[] {
     const parent = this.tip!;
@@ -967,7 +972,7 @@ class Planner {
     const coinbase = this.ledger.nakamotoCoinbase(
       miner,
       `tenure:${tenureHeight}`,
-      this.sortitionHash(burn.height),
+      Buffer.from(burn.hash.slice(2), 'hex'),
       (altRecipient?.principal as CV | undefined) ?? null,
     );
     const minerAddress = this.ledger.miners[miner].address;

@@ -5,20 +5,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
+  AddressHashMode,
   AddressVersion,
+  AnchorMode as LibAnchorMode,
   AuthType,
   Cl,
   ClarityVersion,
   Pc,
+  PostConditionMode as LibPostConditionMode,
+  StacksTransactionWire,
+  TenureChangeCause as LibTenureChangeCause,
+  TransactionSigner,
   addressFromPublicKeys,
+  createNakamotoCoinbasePayload,
+  createSingleSigSpendingCondition,
+  createStandardAuth,
+  createTenureChangePayload,
   deserializeTransaction,
   makeContractCall,
   makeContractDeploy,
   makeSTXTokenTransfer,
   nextVerification,
   privateKeyToAddress,
+  privateKeyToPublic,
   serializeCV,
   sponsorTransaction,
+  type PayloadInput,
 } from '@stacks/transactions';
 import { buildApiServer } from '../../src/api/server.js';
 import { seedDemoChain, urlsToTry } from '../../src/cli/demo.js';
@@ -30,14 +42,18 @@ import { signTx, type SignRequest } from '../../src/devnet/signer.js';
 import {
   AnchorMode,
   PostConditionMode,
+  TenureChangeCause,
   contractCallPayload,
+  contractPrincipalCV,
   encodeClearedTx,
   ftSentEqualPostCondition,
+  nakamotoCoinbasePayload,
   noneCV,
   okCV,
   smartContractPayload,
   someCV,
   stringAsciiCV,
+  tenureChangePayload,
   tokenTransferPayload,
   trueCV,
   tupleCV,
@@ -211,6 +227,85 @@ describe('transactions are what @stacks/transactions builds', () => {
       fee: 1000,
     });
     assert.equal(oursDeploy.raw.toString('hex'), deploy.serialize());
+  });
+
+  /** A miner's transaction as the library builds it: on-chain only, deny mode, signed by `a`. */
+  function libMinerTx(payload: PayloadInput, nonce: number) {
+    const condition = createSingleSigSpendingCondition(AddressHashMode.P2PKH, privateKeyToPublic(key(a)), nonce, 0);
+    const tx = new StacksTransactionWire({ payload, auth: createStandardAuth(condition), network: 'mainnet' });
+    tx.anchorMode = LibAnchorMode.OnChainOnly;
+    tx.postConditionMode = LibPostConditionMode.Deny;
+    new TransactionSigner(tx).signOrigin(key(a));
+    return tx;
+  }
+
+  const minerTx = (payload: Buffer, nonce: number) =>
+    sign({
+      cleared: encodeClearedTx({
+        originSigner: a.hash160,
+        sponsored: false,
+        anchorMode: AnchorMode.OnChainOnly,
+        postConditionMode: PostConditionMode.Deny,
+        postConditions: [],
+        payload,
+      }),
+      origin: a.key,
+      nonce,
+      fee: 0,
+    });
+
+  test('tenure changes (block found, extended)', () => {
+    const hash = (n: number, byte: number) => Buffer.alloc(n, byte);
+    for (const [cause, libCause] of [
+      [TenureChangeCause.BlockFound, LibTenureChangeCause.BlockFound],
+      [TenureChangeCause.Extended, LibTenureChangeCause.Extended],
+    ] as const) {
+      const lib = libMinerTx(
+        createTenureChangePayload(
+          hash(20, 1).toString('hex'),
+          hash(20, 2).toString('hex'),
+          hash(20, 3).toString('hex'),
+          hash(32, 4).toString('hex'),
+          7,
+          libCause,
+          a.hash160.toString('hex'),
+        ),
+        19,
+      );
+      const ours = minerTx(
+        tenureChangePayload({
+          tenureConsensusHash: hash(20, 1),
+          prevTenureConsensusHash: hash(20, 2),
+          burnViewConsensusHash: hash(20, 3),
+          previousTenureEnd: hash(32, 4),
+          previousTenureBlocks: 7,
+          cause,
+          pubkeyHash: a.hash160,
+        }),
+        19,
+      );
+      assert.equal(ours.raw.toString('hex'), lib.serialize());
+      assert.equal(ours.txid.toString('hex'), lib.txid());
+    }
+  });
+
+  test('Nakamoto coinbases, with and without an alternative recipient', () => {
+    const data = Buffer.alloc(32, 9);
+    const proof = Buffer.alloc(80, 5);
+    const contract = { version: 22, hash160: b.hash160, name: 'pool' };
+    for (const [recipient, libRecipient] of [
+      [null, Cl.none()],
+      [b.principal, Cl.some(Cl.standardPrincipal(b.address))],
+      [
+        contractPrincipalCV(contract.version, contract.hash160, contract.name),
+        Cl.some(Cl.contractPrincipal(b.address, 'pool')),
+      ],
+    ] as const) {
+      const lib = libMinerTx(createNakamotoCoinbasePayload(data, libRecipient, proof), 20);
+      const ours = minerTx(nakamotoCoinbasePayload(data, recipient, proof), 20);
+      assert.equal(ours.raw.toString('hex'), lib.serialize());
+      assert.equal(ours.txid.toString('hex'), lib.txid());
+    }
   });
 
   test('clarity values', () => {
