@@ -300,9 +300,10 @@ class Planner {
       tipHeight: 0,
       tipIndexBlockHash: '',
       tipTenureHeight: 0,
-      nakamotoHeight: options.nakamotoHeight !== undefined && options.nakamotoHeight <= options.blocks
-        ? options.nakamotoHeight
-        : null,
+      nakamotoHeight:
+        options.nakamotoHeight !== undefined && options.nakamotoHeight <= options.blocks
+          ? options.nakamotoHeight
+          : null,
       tenures: 0,
       tenureExtends: 0,
       messages: 0,
@@ -984,7 +985,12 @@ class Planner {
       minerTxid: '0x' + derivedBytes(this.options.seed, `miner-tx:${burn.height}`).toString('hex'),
       burnSpent: burn.amount,
       blocks: 0,
-      reward: { miner: minerAddress, recipient: altRecipient?.address ?? minerAddress, fees: 0n, block: parent },
+      reward: {
+        miner: minerAddress,
+        recipient: altRecipient?.address ?? minerAddress,
+        fees: 0n,
+        block: parent,
+      },
     };
     this.sealed.set(change.draft, change);
     this.report.tenures++;

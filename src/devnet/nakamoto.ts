@@ -148,7 +148,7 @@ export class SignerSet {
 }
 
 /** The reward cycle a burn height is in. */
-export function rewardCycle(burnHeight: number): number {
+function rewardCycle(burnHeight: number): number {
   return Math.floor((burnHeight - POX_FIRST_BURN_HEIGHT) / POX_CYCLE_LENGTH);
 }
 

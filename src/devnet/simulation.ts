@@ -247,7 +247,12 @@ export class Ledger {
 
   /** A miner's coinbase; `commit: false` drafts one without consuming the nonce (a block to be orphaned). */
   coinbase(miner: number, label: string, commit = true): TxDraft {
-    return this.minerTx(miner, 'coinbase', coinbasePayload(derivedBytes(this.seed, `coinbase:${label}`)), commit);
+    return this.minerTx(
+      miner,
+      'coinbase',
+      coinbasePayload(derivedBytes(this.seed, `coinbase:${label}`)),
+      commit,
+    );
   }
 
   /**
@@ -256,7 +261,11 @@ export class Ledger {
    */
   nakamotoCoinbase(miner: number, label: string, sortitionHash: Buffer, altRecipient: CV | null): TxDraft {
     const proof = vrfProve(this.vrfKey(miner), sortitionHash);
-    const payload = nakamotoCoinbasePayload(derivedBytes(this.seed, `coinbase:${label}`), altRecipient, proof);
+    const payload = nakamotoCoinbasePayload(
+      derivedBytes(this.seed, `coinbase:${label}`),
+      altRecipient,
+      proof,
+    );
     return this.minerTx(miner, 'nakamoto_coinbase', payload, true);
   }
 
@@ -278,7 +287,10 @@ export class Ledger {
       draft,
       seal: (previousTenureEnd: Buffer) => {
         const payload = tenureChangePayload({ ...change, previousTenureEnd, pubkeyHash: account.hash160 });
-        const signed = signTx({ ...request, cleared: this.clearedMinerTx(account, payload) }, this.keyMaterial);
+        const signed = signTx(
+          { ...request, cleared: this.clearedMinerTx(account, payload) },
+          this.keyMaterial,
+        );
         draft.txid = '0x' + signed.txid.toString('hex');
         draft.rawTx = '0x' + signed.raw.toString('hex');
       },

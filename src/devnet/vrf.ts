@@ -36,7 +36,8 @@ function littleEndianBytes(n: bigint, length: number): Buffer {
 function counterBytes(counter: number): Buffer {
   if (counter === 0) return Buffer.from([0]);
   const bytes: number[] = [];
-  for (let i = 0; i < 8; i++) if (counter > 2 ** (8 * i)) bytes.push(Math.floor(counter / 2 ** (8 * i)) & 0xff);
+  for (let i = 0; i < 8; i++)
+    if (counter > 2 ** (8 * i)) bytes.push(Math.floor(counter / 2 ** (8 * i)) & 0xff);
   return Buffer.from(bytes);
 }
 

@@ -224,7 +224,11 @@ export function coinbasePayload(data: Uint8Array): Buffer {
 }
 
 /** A Nakamoto coinbase (payload type 8): 32 bytes of data, an optional recipient, the 80-byte VRF proof. */
-export function nakamotoCoinbasePayload(data: Uint8Array, altRecipient: CV | null, vrfProof: Uint8Array): Buffer {
+export function nakamotoCoinbasePayload(
+  data: Uint8Array,
+  altRecipient: CV | null,
+  vrfProof: Uint8Array,
+): Buffer {
   return Buffer.concat([
     Buffer.from([0x08]),
     data.subarray(0, 32),

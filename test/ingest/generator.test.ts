@@ -36,7 +36,7 @@ import { buildApiServer } from '../../src/api/server.js';
 import { seedDemoChain, urlsToTry } from '../../src/cli/demo.js';
 import { generateFile } from '../../src/cli/generate.js';
 import { loadConfig } from '../../src/config.js';
-import type { GenerateReport } from '../../src/devnet/chain.js';
+import { defaultNakamotoHeight, type GenerateReport } from '../../src/devnet/chain.js';
 import { KeyRing } from '../../src/devnet/keys.js';
 import { signTx, type SignRequest } from '../../src/devnet/signer.js';
 import {
@@ -231,8 +231,17 @@ describe('transactions are what @stacks/transactions builds', () => {
 
   /** A miner's transaction as the library builds it: on-chain only, deny mode, signed by `a`. */
   function libMinerTx(payload: PayloadInput, nonce: number) {
-    const condition = createSingleSigSpendingCondition(AddressHashMode.P2PKH, privateKeyToPublic(key(a)), nonce, 0);
-    const tx = new StacksTransactionWire({ payload, auth: createStandardAuth(condition), network: 'mainnet' });
+    const condition = createSingleSigSpendingCondition(
+      AddressHashMode.P2PKH,
+      privateKeyToPublic(key(a)),
+      nonce,
+      0,
+    );
+    const tx = new StacksTransactionWire({
+      payload,
+      auth: createStandardAuth(condition),
+      network: 'mainnet',
+    });
     tx.anchorMode = LibAnchorMode.OnChainOnly;
     tx.postConditionMode = LibPostConditionMode.Deny;
     new TransactionSigner(tx).signOrigin(key(a));
@@ -468,14 +477,22 @@ describe('the generated chain', () => {
 });
 
 describe('start: seeding an empty database', () => {
-  test('indexes a demo chain once, then lists URLs that answer 200 (pglite)', async () => {
+  test('indexes a demo chain (into Nakamoto) once, then lists URLs that answer 200 (pglite)', async () => {
     const store = await openTestStore('pglite');
     try {
       const config = loadConfig({});
-      const chain = { blocks: 14, accounts: 12, seed: 'demo-test', txsPerBlock: 5, workers: 0 };
+      const chain = {
+        blocks: 14,
+        accounts: 12,
+        seed: 'demo-test',
+        txsPerBlock: 5,
+        workers: 0,
+        nakamotoHeight: defaultNakamotoHeight(14),
+      };
       const seeded = await seedDemoChain(store, config, silentLogger, { chain });
       assert.ok(seeded);
       assert.equal(seeded.tipHeight, 14);
+      assert.ok(seeded.tenures >= 2);
       const [tip] = await store.sql<{ block_height: number }[]>`SELECT block_height FROM chain_tip`;
       assert.equal(tip.block_height, 14);
       assert.equal(await seedDemoChain(store, config, silentLogger, { chain }), null);
@@ -485,6 +502,16 @@ describe('start: seeding an empty database', () => {
         const urls = await urlsToTry(api, store);
         const paths = urls.map((u) => u.path);
         assert.ok(paths.includes('/extended/v2/blocks/latest'));
+        const latest = (await api.inject({ method: 'GET', url: '/extended/v2/blocks/latest' })).json<{
+          height: number;
+          tenure_height: number;
+          block_time: number;
+          burn_block_time: number;
+        }>();
+        assert.equal(latest.height, 14);
+        assert.equal(latest.tenure_height, seeded.tipTenureHeight);
+        assert.ok(latest.tenure_height < latest.height, 'several blocks a tenure');
+        assert.ok(latest.block_time > latest.burn_block_time, 'the block has its own time');
         assert.ok(paths.includes('/extended/v2/blocks/13'));
         for (const path of paths) {
           assert.equal((await api.inject({ method: 'GET', url: path })).statusCode, 200, path);

@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  PayloadType,
+  TenureChangeCause,
+  cvToString,
+  deserializeTransaction,
+  type NakamotoCoinbasePayloadWire,
+  type TenureChangePayloadWire,
+} from '@stacks/transactions';
+import { buildApiServer } from '../../src/api/server.js';
+import { generateFile } from '../../src/cli/generate.js';
+import type { GenerateReport } from '../../src/devnet/chain.js';
+import { Ingestor } from '../../src/ingest/ingestor.js';
+import { replayFile } from '../../src/ingest/replay.js';
+import { readTsv } from '../../src/protocol/tsv.js';
+import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+
+// A generated chain that enters Nakamoto, replayed through the ingestor: zero errors, and the index and the
+// API show what the generator emitted (its report, and the messages themselves, read back from the file).
+
+interface BlockMessage {
+  block_hash: string;
+  block_height: number;
+  block_time: number | null;
+  index_block_hash: string;
+  parent_index_block_hash: string;
+  burn_block_time: number;
+  burn_block_height: number;
+  tenure_height: number;
+  signer_bitvec: string | null;
+  transactions: { txid: string; raw_tx: string; tx_index: number }[];
+  matured_miner_rewards: {
+    recipient: string;
+    coinbase_amount: string;
+    tx_fees_anchored: string;
+    tx_fees_streamed_confirmed: string;
+    tx_fees_streamed_produced: string;
+  }[];
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'nakamoto-chain-'));
+const file = join(dir, 'chain.tsv');
+const CHAIN = {
+  blocks: 36,
+  accounts: 16,
+  seed: 'nakamoto-replay',
+  txsPerBlock: 8,
+  workers: 0,
+  nakamotoHeight: 13,
+};
+let report: GenerateReport;
+/** The canonical blocks as the generator posted them, by height. */
+const posted = new Map<number, BlockMessage>();
+
+before(async () => {
+  report = await generateFile(CHAIN, file, false);
+  const all: BlockMessage[] = [];
+  for await (const m of readTsv(file)) if (m.path === '/new_block') all.push(JSON.parse(m.payload));
+  // the canonical chain: back from the tip by parent hashes (the epoch 2.x part holds a fork)
+  const byHash = new Map(all.map((b) => [b.index_block_hash, b]));
+  for (let b = byHash.get(report.tipIndexBlockHash); b; b = byHash.get(b.parent_index_block_hash)) {
+    posted.set(b.block_height, b);
+  }
+});
+
+after(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await stopOwnCluster();
+});
+
+/** The API's `tx_type` of each payload type id. */
+const TX_TYPES: Record<number, string> = {
+  0: 'token_transfer',
+  1: 'smart_contract',
+  2: 'contract_call',
+  3: 'poison_microblock',
+  4: 'coinbase',
+  5: 'coinbase',
+  6: 'smart_contract',
+  7: 'tenure_change',
+  8: 'coinbase',
+};
+
+const iso = (t: number) => new Date(t * 1000).toISOString();
+
+for (const engine of engines) {
+  describe(`a generated Nakamoto-era chain (${engine})`, () => {
+    test('replays with zero errors, to the tip, tenure heights and tx counts by type of its report', async () => {
+      const store = await openTestStore(engine);
+      try {
+        const stats = await replayFile(new Ingestor(store, { isMainnet: true, logger: silentLogger }), file);
+        assert.equal(stats.messages, report.messages);
+        assert.equal(stats.duplicates, 0);
+
+        const [tip] = await store.sql<{ block_height: number; index_block_hash: string }[]>`
+          SELECT block_height, index_block_hash FROM chain_tip`;
+        assert.deepEqual(tip, { block_height: report.tipHeight, index_block_hash: report.tipIndexBlockHash });
+        const blocks = await store.sql<{ block_height: number; tenure_height: number; block_time: string }[]>`
+          SELECT block_height, tenure_height, block_time FROM blocks WHERE canonical ORDER BY block_height`;
+        assert.equal(blocks.length, report.tipHeight);
+        for (const b of blocks) {
+          const message = posted.get(b.block_height)!;
+          assert.equal(b.tenure_height, message.tenure_height, `tenure height of block ${b.block_height}`);
+          assert.equal(Number(b.block_time), message.block_time ?? message.burn_block_time);
+        }
+        assert.equal(blocks.at(-1)!.tenure_height, report.tipTenureHeight);
+        assert.equal(report.tipTenureHeight, CHAIN.nakamotoHeight - 1 + report.tenures);
+
+        const byType = await store.sql<{ type_id: number; n: number }[]>`
+          SELECT type_id, count(*)::int AS n FROM txs
+          WHERE canonical AND microblock_canonical AND index_block_hash <> '' GROUP BY type_id`;
+        const txTypes: Record<string, number> = {};
+        for (const { type_id, n } of byType)
+          txTypes[TX_TYPES[type_id]] = (txTypes[TX_TYPES[type_id]] ?? 0) + n;
+        assert.deepEqual(txTypes, report.txTypes);
+        assert.equal(txTypes.tenure_change, report.tenures + report.tenureExtends);
+        const [{ n: nakamotoCoinbases }] = await store.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM txs WHERE canonical AND type_id = 8`;
+        assert.equal(nakamotoCoinbases, report.tenures);
+        const [{ n: pending }] = await store.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM mempool_txs WHERE NOT pruned`;
+        assert.equal(pending, report.mempoolPending);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('the API serves its blocks, tenure changes and coinbases as the messages hold them', async () => {
+      const store = await openTestStore(engine);
+      const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+      const get = async <T>(url: string) => {
+        const res = await app.inject({ method: 'GET', url });
+        assert.equal(res.statusCode, 200, url);
+        return res.json<T>();
+      };
+      try {
+        await replayFile(new Ingestor(store, { isMainnet: true, logger: silentLogger }), file);
+        const latest = await get<{ height: number; tenure_height: number }>('/extended/v2/blocks/latest');
+        assert.equal(latest.height, report.tipHeight);
+        assert.equal(latest.tenure_height, report.tipTenureHeight);
+
+        const lastOfBurnBlock = new Map<number, BlockMessage>();
+        let tenureChanges = 0;
+        let coinbases = 0;
+        for (let height = CHAIN.nakamotoHeight; height <= report.tipHeight; height++) {
+          const m = posted.get(height)!;
+          lastOfBurnBlock.set(m.burn_block_height, m);
+          const block = await get<Record<string, unknown>>(`/extended/v2/blocks/${height}`);
+          assert.deepEqual(
+            {
+              hash: block.hash,
+              index_block_hash: block.index_block_hash,
+              parent_index_block_hash: block.parent_index_block_hash,
+              block_time: block.block_time,
+              block_time_iso: block.block_time_iso,
+              tenure_height: block.tenure_height,
+              burn_block_height: block.burn_block_height,
+              burn_block_time: block.burn_block_time,
+              tx_count: block.tx_count,
+            },
+            {
+              hash: m.block_hash,
+              index_block_hash: m.index_block_hash,
+              parent_index_block_hash: m.parent_index_block_hash,
+              block_time: m.block_time,
+              block_time_iso: iso(m.block_time!),
+              tenure_height: m.tenure_height,
+              burn_block_height: m.burn_block_height,
+              burn_block_time: m.burn_block_time,
+              tx_count: m.transactions.length,
+            },
+          );
+          for (const t of m.transactions.slice(0, 2)) {
+            const decoded = deserializeTransaction(t.raw_tx.slice(2));
+            const tx = await get<Record<string, unknown>>(`/extended/v1/tx/${t.txid}`);
+            if (decoded.payload.payloadType === PayloadType.TenureChange) {
+              tenureChanges++;
+              const p = decoded.payload as TenureChangePayloadWire;
+              assert.equal(tx.tx_type, 'tenure_change');
+              assert.deepEqual(tx.tenure_change_payload, {
+                tenure_consensus_hash: '0x' + p.tenureHash,
+                prev_tenure_consensus_hash: '0x' + p.previousTenureHash,
+                burn_view_consensus_hash: '0x' + p.burnViewHash,
+                previous_tenure_end: '0x' + p.previousTenureEnd,
+                previous_tenure_blocks: p.previousTenureBlocks,
+                cause: p.cause === TenureChangeCause.BlockFound ? 'block_found' : 'extended',
+                pubkey_hash: '0x' + p.publicKeyHash,
+              });
+            } else if (decoded.payload.payloadType === PayloadType.NakamotoCoinbase) {
+              coinbases++;
+              const p = decoded.payload as NakamotoCoinbasePayloadWire;
+              assert.equal(tx.tx_type, 'coinbase');
+              assert.deepEqual(tx.coinbase_payload, {
+                data: '0x' + Buffer.from(p.coinbaseBytes).toString('hex'),
+                alt_recipient: p.recipient ? cvToString(p.recipient) : null,
+                vrf_proof: '0x' + Buffer.from(p.vrfProof).toString('hex'),
+              });
+            } else continue;
+            assert.equal(tx.fee_rate, '0');
+            assert.equal(tx.anchor_mode, 'on_chain_only');
+            assert.equal(tx.tx_index, t.tx_index);
+            assert.equal(tx.block_height, height);
+            assert.equal(tx.block_time, m.block_time);
+            assert.equal(tx.burn_block_time, m.burn_block_time);
+          }
+        }
+        assert.equal(tenureChanges, report.tenures + report.tenureExtends);
+        assert.equal(coinbases, report.tenures);
+
+        // a burn block holds a tenure of several blocks: by_burn_block_height answers its last one
+        for (const [burnHeight, m] of lastOfBurnBlock) {
+          const block = await get<{ height: number; hash: string; txs: string[] }>(
+            `/extended/v1/block/by_burn_block_height/${burnHeight}`,
+          );
+          assert.equal(block.height, m.block_height);
+          assert.equal(block.hash, m.block_hash);
+          assert.deepEqual(block.txs, m.transactions.map((t) => t.txid).reverse());
+        }
+        assert.ok(
+          lastOfBurnBlock.size < report.tipHeight - CHAIN.nakamotoHeight + 1,
+          'several blocks a burn block',
+        );
+
+        // miner rewards keep maturing in Nakamoto: each recipient is credited what the messages paid it
+        const rewards = new Map<string, bigint>();
+        for (const m of posted.values()) {
+          for (const r of m.matured_miner_rewards) {
+            const amount =
+              BigInt(r.coinbase_amount) +
+              BigInt(r.tx_fees_anchored) +
+              BigInt(r.tx_fees_streamed_confirmed) +
+              BigInt(r.tx_fees_streamed_produced);
+            rewards.set(r.recipient, (rewards.get(r.recipient) ?? 0n) + amount);
+          }
+        }
+        assert.ok(
+          [...posted.values()].some((m) => m.signer_bitvec !== null && m.matured_miner_rewards.length > 0),
+        );
+        for (const [recipient, total] of rewards) {
+          const balances = await get<{ stx: { total_miner_rewards_received: string } }>(
+            `/extended/v1/address/${recipient}/balances`,
+          );
+          assert.equal(balances.stx.total_miner_rewards_received, total.toString(), recipient);
+        }
+      } finally {
+        await app.close();
+        await store.close();
+      }
+    });
+  });
+}
