@@ -15,8 +15,9 @@ import { buildApiServer } from '../../src/api/server.js';
 import { generateFile } from '../../src/cli/generate.js';
 import type { GenerateReport } from '../../src/devnet/chain.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
-import { replayFile } from '../../src/ingest/replay.js';
-import { readTsv } from '../../src/protocol/tsv.js';
+import { replayFile, type ReplayStats } from '../../src/ingest/replay.js';
+import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
+import type { Store } from '../../src/store/store.js';
 import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 
 // A generated chain that enters Nakamoto, replayed through the ingestor: zero errors, and the index and the
@@ -89,48 +90,50 @@ const iso = (t: number) => new Date(t * 1000).toISOString();
 
 for (const engine of engines) {
   describe(`a generated Nakamoto-era chain (${engine})`, () => {
+    // the chain replayed once, read by the first two tests
+    let store: Store;
+    let stats: ReplayStats;
+    before(async () => {
+      store = await openTestStore(engine);
+      stats = await replayFile(new Ingestor(store, { isMainnet: true, logger: silentLogger }), file);
+    });
+    after(() => store.close());
+
     test('replays with zero errors, to the tip, tenure heights and tx counts by type of its report', async () => {
-      const store = await openTestStore(engine);
-      try {
-        const stats = await replayFile(new Ingestor(store, { isMainnet: true, logger: silentLogger }), file);
-        assert.equal(stats.messages, report.messages);
-        assert.equal(stats.duplicates, 0);
+      assert.equal(stats.messages, report.messages);
+      assert.equal(stats.duplicates, 0);
+      assert.equal(stats.skipped, 0);
 
-        const [tip] = await store.sql<{ block_height: number; index_block_hash: string }[]>`
-          SELECT block_height, index_block_hash FROM chain_tip`;
-        assert.deepEqual(tip, { block_height: report.tipHeight, index_block_hash: report.tipIndexBlockHash });
-        const blocks = await store.sql<{ block_height: number; tenure_height: number; block_time: string }[]>`
-          SELECT block_height, tenure_height, block_time FROM blocks WHERE canonical ORDER BY block_height`;
-        assert.equal(blocks.length, report.tipHeight);
-        for (const b of blocks) {
-          const message = posted.get(b.block_height)!;
-          assert.equal(b.tenure_height, message.tenure_height, `tenure height of block ${b.block_height}`);
-          assert.equal(Number(b.block_time), message.block_time ?? message.burn_block_time);
-        }
-        assert.equal(blocks.at(-1)!.tenure_height, report.tipTenureHeight);
-        assert.equal(report.tipTenureHeight, CHAIN.nakamotoHeight - 1 + report.tenures);
-
-        const byType = await store.sql<{ type_id: number; n: number }[]>`
-          SELECT type_id, count(*)::int AS n FROM txs
-          WHERE canonical AND microblock_canonical AND index_block_hash <> '' GROUP BY type_id`;
-        const txTypes: Record<string, number> = {};
-        for (const { type_id, n } of byType)
-          txTypes[TX_TYPES[type_id]] = (txTypes[TX_TYPES[type_id]] ?? 0) + n;
-        assert.deepEqual(txTypes, report.txTypes);
-        assert.equal(txTypes.tenure_change, report.tenures + report.tenureExtends);
-        const [{ n: nakamotoCoinbases }] = await store.sql<{ n: number }[]>`
-          SELECT count(*)::int AS n FROM txs WHERE canonical AND type_id = 8`;
-        assert.equal(nakamotoCoinbases, report.tenures);
-        const [{ n: pending }] = await store.sql<{ n: number }[]>`
-          SELECT count(*)::int AS n FROM mempool_txs WHERE NOT pruned`;
-        assert.equal(pending, report.mempoolPending);
-      } finally {
-        await store.close();
+      const [tip] = await store.sql<{ block_height: number; index_block_hash: string }[]>`
+        SELECT block_height, index_block_hash FROM chain_tip`;
+      assert.deepEqual(tip, { block_height: report.tipHeight, index_block_hash: report.tipIndexBlockHash });
+      const blocks = await store.sql<{ block_height: number; tenure_height: number; block_time: string }[]>`
+        SELECT block_height, tenure_height, block_time FROM blocks WHERE canonical ORDER BY block_height`;
+      assert.equal(blocks.length, report.tipHeight);
+      for (const b of blocks) {
+        const message = posted.get(b.block_height)!;
+        assert.equal(b.tenure_height, message.tenure_height, `tenure height of block ${b.block_height}`);
+        assert.equal(Number(b.block_time), message.block_time ?? message.burn_block_time);
       }
+      assert.equal(blocks.at(-1)!.tenure_height, report.tipTenureHeight);
+      assert.equal(report.tipTenureHeight, CHAIN.nakamotoHeight - 1 + report.tenures);
+
+      const byType = await store.sql<{ type_id: number; n: number }[]>`
+        SELECT type_id, count(*)::int AS n FROM txs
+        WHERE canonical AND microblock_canonical AND index_block_hash <> '' GROUP BY type_id`;
+      const txTypes: Record<string, number> = {};
+      for (const { type_id, n } of byType) txTypes[TX_TYPES[type_id]] = (txTypes[TX_TYPES[type_id]] ?? 0) + n;
+      assert.deepEqual(txTypes, report.txTypes);
+      assert.equal(txTypes.tenure_change, report.tenures + report.tenureExtends);
+      const [{ n: nakamotoCoinbases }] = await store.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM txs WHERE canonical AND type_id = 8`;
+      assert.equal(nakamotoCoinbases, report.tenures);
+      const [{ n: pending }] = await store.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM mempool_txs WHERE NOT pruned`;
+      assert.equal(pending, report.mempoolPending);
     });
 
     test('the API serves its blocks, tenure changes and coinbases as the messages hold them', async () => {
-      const store = await openTestStore(engine);
       const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
       const get = async <T>(url: string) => {
         const res = await app.inject({ method: 'GET', url });
@@ -138,7 +141,6 @@ for (const engine of engines) {
         return res.json<T>();
       };
       try {
-        await replayFile(new Ingestor(store, { isMainnet: true, logger: silentLogger }), file);
         const latest = await get<{ height: number; tenure_height: number }>('/extended/v2/blocks/latest');
         assert.equal(latest.height, report.tipHeight);
         assert.equal(latest.tenure_height, report.tipTenureHeight);
@@ -246,6 +248,66 @@ for (const engine of engines) {
           );
           assert.equal(balances.stx.total_miner_rewards_received, total.toString(), recipient);
         }
+      } finally {
+        await app.close();
+      }
+    });
+
+    test('mempool: a Nakamoto block collects txs pending over 2560 minutes, an epoch 2.x block does not', async () => {
+      const store = await openTestStore(engine);
+      const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+      const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
+      // (a plain array: the driver's result class would not deep-equal one)
+      const pending = async () => [
+        ...(await store.sql<{ tx_id: string; receipt_time: string }[]>`
+          SELECT tx_id, receipt_time FROM mempool_txs WHERE NOT pruned ORDER BY receipt_time, tx_id`),
+      ];
+      const status = async (txId: string) =>
+        (await app.inject({ method: 'GET', url: `/extended/v1/tx/${txId}` })).json<{ tx_status: string }>()
+          .tx_status;
+      try {
+        const messages: RecordedMessage[] = [];
+        for await (const m of readTsv(file)) messages.push(m);
+        const isBlock = (height: number) => (m: RecordedMessage) =>
+          m.path === '/new_block' && (JSON.parse(m.payload) as BlockMessage).block_height === height;
+        const lastEpoch2 = messages.findIndex(isBlock(CHAIN.nakamotoHeight - 1));
+        const tip = messages.findIndex(isBlock(report.tipHeight));
+
+        for (const m of messages.slice(0, lastEpoch2)) await ingestor.apply(m.path, m.payload, m.receivedAt);
+        const before2 = await pending();
+        assert.ok(before2.length > 0, 'txs wait in the mempool');
+        // three days later, an epoch 2.x block: collection counts blocks, so nothing goes
+        const threeDays = new Date(messages[lastEpoch2].receivedAt.getTime() + 3 * 86_400_000);
+        await ingestor.apply(messages[lastEpoch2].path, messages[lastEpoch2].payload, threeDays);
+        const after2 = await pending();
+        const mined2 = new Set(
+          (JSON.parse(messages[lastEpoch2].payload) as BlockMessage).transactions.map((t) => t.txid),
+        );
+        assert.deepEqual(
+          after2,
+          before2.filter((p) => !mined2.has(p.tx_id)),
+        );
+
+        for (const m of messages.slice(lastEpoch2 + 1, tip))
+          await ingestor.apply(m.path, m.payload, m.receivedAt);
+        const waiting = await pending();
+        assert.ok(waiting.length > 0, 'txs wait in the mempool');
+        const mined = new Set(
+          (JSON.parse(messages[tip].payload) as BlockMessage).transactions.map((t) => t.txid),
+        );
+        const oldest = Number(waiting[0].receipt_time);
+        // the tip (a Nakamoto block) arrives when the oldest pending tx has waited 2560 minutes and a second
+        const now = oldest + 2560 * 60 + 1;
+        await ingestor.apply(messages[tip].path, messages[tip].payload, new Date(now * 1000));
+        const kept = new Set((await pending()).map((p) => p.tx_id));
+        for (const p of waiting) {
+          if (mined.has(p.tx_id)) continue;
+          const stale = Number(p.receipt_time) < now - 2560 * 60;
+          assert.equal(kept.has(p.tx_id), !stale, p.tx_id);
+          assert.equal(await status(p.tx_id), stale ? 'dropped_stale_garbage_collect' : 'pending');
+        }
+        assert.ok(!kept.has(waiting[0].tx_id));
+        assert.ok(kept.size > 0, 'younger txs stay');
       } finally {
         await app.close();
         await store.close();
