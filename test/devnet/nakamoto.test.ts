@@ -13,32 +13,12 @@ import { c32address } from 'c32check';
 import { generateChain, type GenerateReport } from '../../src/devnet/chain.js';
 import { vrfProve, vrfPublicKey, vrfVerify } from '../../src/devnet/vrf.js';
 import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
+import type { NewBlockMessage } from '../support/node-messages.js';
 import { fixtureFile } from '../support/shared.js';
 
 // The Nakamoto era of the generator, checked without the indexer: against the VRF's published test
 // vectors, the messages of a recorded 3.x node, and the chain's own invariants (each checked with
 // @stacks/transactions and @noble/secp256k1, not with the generator's code).
-
-interface BlockMessage {
-  block_hash: string;
-  block_height: number;
-  block_time: number | null;
-  burn_block_time: number;
-  index_block_hash: string;
-  parent_index_block_hash: string;
-  burn_block_hash: string;
-  burn_block_height: number;
-  consensus_hash: string;
-  miner_txid: string;
-  tenure_height: number;
-  signer_bitvec: string | null;
-  signer_signature?: string[];
-  signer_signature_hash?: string;
-  miner_signature?: string;
-  transactions: { txid: string; raw_tx: string; tx_index: number; microblock_hash: string | null }[];
-  events: unknown[];
-  [key: string]: unknown;
-}
 
 const CHAIN = {
   blocks: 40,
@@ -50,13 +30,14 @@ const CHAIN = {
 };
 let report: GenerateReport;
 const messages: RecordedMessage[] = [];
-const blocks: BlockMessage[] = [];
+const blocks: NewBlockMessage[] = [];
 
 before(async () => {
   report = await generateChain(CHAIN, (m) => {
     messages.push(m);
   });
-  for (const m of messages) if (m.path === '/new_block') blocks.push(JSON.parse(m.payload) as BlockMessage);
+  for (const m of messages)
+    if (m.path === '/new_block') blocks.push(JSON.parse(m.payload) as NewBlockMessage);
 });
 
 const sha512_256 = (...parts: Buffer[]) => {
@@ -117,9 +98,9 @@ function shape(value: unknown): unknown {
 }
 
 async function recordedNakamotoMessages() {
-  const recorded: { block?: BlockMessage; epoch2Block?: BlockMessage; burnBlock?: object } = {};
+  const recorded: { block?: NewBlockMessage; epoch2Block?: NewBlockMessage; burnBlock?: object } = {};
   for await (const m of readTsv(fixtureFile('fuzzed-transactions-1'))) {
-    const payload = JSON.parse(m.payload) as BlockMessage;
+    const payload = JSON.parse(m.payload) as NewBlockMessage;
     if (m.path === '/new_burn_block') recorded.burnBlock ??= payload;
     if (m.path !== '/new_block') continue;
     if (payload.signer_bitvec === null) recorded.epoch2Block ??= payload;
@@ -133,7 +114,7 @@ describe('a generated Nakamoto chain', () => {
     const recorded = await recordedNakamotoMessages();
     const keys = (o: object) => Object.keys(o);
     /** The top-level members' types (list members whose items are checked on their own, or absent, left out). */
-    const topLevel = (b: BlockMessage) => {
+    const topLevel = (b: NewBlockMessage) => {
       const { transactions: _t, events: _e, matured_miner_rewards: _m, reward_set: _r, ...rest } = b;
       return shape(rest);
     };
@@ -210,7 +191,7 @@ describe('a generated Nakamoto chain', () => {
     assert.equal(report.txTypes.tenure_change, report.tenures + report.tenureExtends);
     assert.equal(canonical.length, CHAIN.blocks - CHAIN.nakamotoHeight + 1);
     const firstNakamoto = messages.findIndex(
-      (m) => m.path === '/new_block' && (JSON.parse(m.payload) as BlockMessage).signer_bitvec !== null,
+      (m) => m.path === '/new_block' && (JSON.parse(m.payload) as NewBlockMessage).signer_bitvec !== null,
     );
     assert.ok(messages.slice(0, firstNakamoto).some((m) => m.path === '/new_microblocks'));
     assert.ok(!messages.slice(firstNakamoto).some((m) => m.path === '/new_microblocks'), 'no microblocks');
