@@ -252,6 +252,14 @@ describe('a generated Nakamoto chain', () => {
     }
   });
 
+  test('is deterministic: same seed, same messages, whatever the number of signer threads', async () => {
+    const again: RecordedMessage[] = [];
+    await generateChain({ ...CHAIN, workers: 2 }, (m) => {
+      again.push(m);
+    });
+    assert.deepEqual(again, messages);
+  });
+
   test('block hashes are the signer signature hash; the signer set signs each block', () => {
     const signerKeys = new Set<string>();
     for (const block of blocks.filter((b) => b.block_height >= CHAIN.nakamotoHeight)) {
