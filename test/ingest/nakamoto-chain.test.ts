@@ -134,6 +134,7 @@ for (const engine of engines) {
         const lastOfBurnBlock = new Map<number, NewBlockMessage>();
         let tenureChanges = 0;
         let coinbases = 0;
+        let altRecipients = 0;
         for (let height = CHAIN.nakamotoHeight; height <= report.tipHeight; height++) {
           const m = posted.get(height)!;
           lastOfBurnBlock.set(m.burn_block_height, m);
@@ -181,6 +182,7 @@ for (const engine of engines) {
             } else if (decoded.payload.payloadType === PayloadType.NakamotoCoinbase) {
               coinbases++;
               const p = decoded.payload as NakamotoCoinbasePayloadWire;
+              if (p.recipient) altRecipients++;
               assert.equal(tx.tx_type, 'coinbase');
               assert.deepEqual(tx.coinbase_payload, {
                 data: '0x' + Buffer.from(p.coinbaseBytes).toString('hex'),
@@ -198,6 +200,7 @@ for (const engine of engines) {
         }
         assert.equal(tenureChanges, report.tenures + report.tenureExtends);
         assert.equal(coinbases, report.tenures);
+        assert.ok(altRecipients > 0 && altRecipients < coinbases, 'some coinbases pay another principal');
 
         // a burn block holds a tenure of several blocks: by_burn_block_height answers its last one
         for (const [burnHeight, m] of lastOfBurnBlock) {
