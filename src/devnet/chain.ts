@@ -9,16 +9,9 @@ import {
   type PlacedTx,
 } from './format.js';
 import { MempoolModel } from './mempool-model.js';
-import {
-  SignerSet,
-  bitvec,
-  minerSignatureHash,
-  preparedCycle,
-  signerSignatureHash,
-  txMerkleRoot,
-} from './nakamoto.js';
+import { SignerSet, preparedCycle, sealNakamotoBlock } from './nakamoto.js';
 import { Random, derivedBytes } from './random.js';
-import { sha512_256, signHash } from './signer.js';
+import { sha512_256 } from './signer.js';
 import { SignerPool } from './signer-pool.js';
 import { Ledger, type SealedLater } from './simulation.js';
 import { vrfPublicKey } from './vrf.js';
@@ -1103,25 +1096,25 @@ class Planner {
   private signBlock(info: BlockInfo, parent: BlockInfo, tenure: Tenure, txs: TxDraft[]) {
     const seed = this.options.seed;
     const hex = (s: string) => Buffer.from(s.slice(2), 'hex');
-    const poxTreatment = bitvec(this.signerSet.rewardedAddresses.map(() => true));
-    const header = {
-      chainLength: info.height,
-      burnSpent: tenure.burnSpent,
-      consensusHash: tenure.consensusHash,
-      parentBlockId: hex(parent.indexBlockHash),
-      txMerkleRoot: txMerkleRoot(txs.map((tx) => hex(tx.txid))),
-      stateIndexRoot: derivedBytes(seed, `state-root:${info.height}`),
-      timestamp: info.time,
-      poxTreatment,
-    };
     const miner = this.ledger.miners[tenure.miner];
-    const minerSignature = signHash(minerSignatureHash(header), this.ledger.keys.privateKeys[miner.key]);
-    const blockHash = signerSignatureHash(header, minerSignature);
-    info.blockHash = '0x' + blockHash.toString('hex');
-    info.indexBlockHash = '0x' + sha512_256(blockHash, tenure.consensusHash).toString('hex');
     const absent = derivedBytes(seed, `absent-signers:${info.height}`);
-    const signerSignatures = this.signerSet.sign(blockHash, (i) => absent[i] < 256 * SIGNER_ABSENT);
-    return { minerSignature, poxTreatment, signerSignatures };
+    const sealed = sealNakamotoBlock(
+      {
+        chainLength: info.height,
+        burnSpent: tenure.burnSpent,
+        consensusHash: tenure.consensusHash,
+        parentBlockId: hex(parent.indexBlockHash),
+        txids: txs.map((tx) => hex(tx.txid)),
+        stateIndexRoot: derivedBytes(seed, `state-root:${info.height}`),
+        timestamp: info.time,
+      },
+      this.ledger.keys.privateKeys[miner.key],
+      this.signerSet,
+      (i) => absent[i] < 256 * SIGNER_ABSENT,
+    );
+    info.blockHash = '0x' + sealed.blockHash.toString('hex');
+    info.indexBlockHash = '0x' + sealed.indexBlockHash.toString('hex');
+    return sealed;
   }
 
   /**

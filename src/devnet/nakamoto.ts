@@ -16,7 +16,7 @@ const SIGNING_THRESHOLD = 0.7;
 const NAKAMOTO_BLOCK_VERSION = 0;
 
 /** A `BitVec` as the node serializes it: u16 bit count, u32 byte count, bits (least significant first). */
-export function bitvec(ones: boolean[]): Buffer {
+function bitvec(ones: boolean[]): Buffer {
   const bytes = Buffer.alloc(Math.ceil(ones.length / 8));
   ones.forEach((one, i) => {
     if (one) bytes[i >> 3] |= 1 << (i & 7);
@@ -28,7 +28,7 @@ export function bitvec(ones: boolean[]): Buffer {
 }
 
 /** Root of the block's tagged SHA-512/256 Merkle tree of tx ids (leaf `H(0x00 | txid)`, node `H(0x01 | l | r)`). */
-export function txMerkleRoot(txids: Buffer[]): Buffer {
+function txMerkleRoot(txids: Buffer[]): Buffer {
   if (txids.length === 0) return Buffer.alloc(32);
   let level = txids.map((txid) => sha512_256(Buffer.from([0x00]), txid));
   if (level.length % 2 === 1) level.push(level[level.length - 1]);
@@ -42,7 +42,7 @@ export function txMerkleRoot(txids: Buffer[]): Buffer {
   return level[0];
 }
 
-export interface NakamotoHeader {
+interface NakamotoHeader {
   chainLength: number;
   burnSpent: number;
   consensusHash: Buffer;
@@ -73,16 +73,42 @@ function headerFields(header: NakamotoHeader): Buffer[] {
 }
 
 /** What the miner signs: every header field but the signatures. */
-export function minerSignatureHash(header: NakamotoHeader): Buffer {
+function minerSignatureHash(header: NakamotoHeader): Buffer {
   return sha512_256(...headerFields(header), header.poxTreatment);
 }
 
 /** What the signers sign, and the block hash: the header with the miner's signature, without theirs. */
-export function signerSignatureHash(header: NakamotoHeader, minerSignature: Buffer): Buffer {
+function signerSignatureHash(header: NakamotoHeader, minerSignature: Buffer): Buffer {
   return sha512_256(...headerFields(header), minerSignature, header.poxTreatment);
 }
 
-export interface Signer {
+/**
+ * Builds a Nakamoto block's header over its tx ids, has the miner sign it and the signers (but those
+ * `absent`) sign its hash: the block hash, the index block hash (that hash with the consensus hash) and the
+ * signatures, as a `/new_block` message carries them.
+ */
+export function sealNakamotoBlock(
+  fields: Omit<NakamotoHeader, 'txMerkleRoot' | 'poxTreatment'> & { txids: Buffer[] },
+  minerKey: Uint8Array,
+  signers: SignerSet,
+  absent: (signerIndex: number) => boolean,
+) {
+  const { txids, ...rest } = fields;
+  // every reward slot rewarded (no PoX address punished)
+  const poxTreatment = bitvec(signers.rewardedAddresses.map(() => true));
+  const header: NakamotoHeader = { ...rest, txMerkleRoot: txMerkleRoot(txids), poxTreatment };
+  const minerSignature = signHash(minerSignatureHash(header), minerKey);
+  const blockHash = signerSignatureHash(header, minerSignature);
+  return {
+    blockHash,
+    indexBlockHash: sha512_256(blockHash, header.consensusHash),
+    minerSignature,
+    poxTreatment,
+    signerSignatures: signers.sign(blockHash, absent),
+  };
+}
+
+interface Signer {
   privateKey: Buffer;
   /** compressed public key, the reward set's `signing_key` */
   publicKey: Buffer;
