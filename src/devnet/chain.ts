@@ -15,7 +15,7 @@ import { sha512_256 } from './signer.js';
 import { SignerPool } from './signer-pool.js';
 import { Ledger, type SealedLater } from './simulation.js';
 import { vrfPublicKey } from './vrf.js';
-import { TenureChangeCause, type CV } from './wire.js';
+import { TenureChangeCause } from './wire.js';
 
 // The demo-chain generator: a deterministic Stacks event stream, as a stacks-node would post it to an
 // event observer, with really signed transactions. Per block interval it drafts user transactions (applied
@@ -176,6 +176,12 @@ interface Reward {
   fees: bigint;
   /** the block holding the tenure's coinbase */
   block: BlockInfo;
+}
+
+/** What opens a tenure (a block-found tenure change and a coinbase) or extends it (a tenure change). */
+interface TenureOpening {
+  change: SealedLater;
+  coinbase: TxDraft | null;
 }
 
 /** The Nakamoto tenure being mined. */
@@ -949,7 +955,7 @@ class Planner {
    * sortition's hash, which no message carries; here the burn block hash stands for it, so anyone can check
    * a proof against the miner's VRF key.)
    */
-  private startTenure(burn: BurnInfo): TxDraft[] {
+  private startTenure(burn: BurnInfo): TenureOpening {
     const parent = this.tip!;
     const previousBlocks = this.tenure?.blocks ?? 1; // an epoch 2.x tenure is one block
     const miner = this.pickMiner();
@@ -967,7 +973,7 @@ class Planner {
       miner,
       `tenure:${tenureHeight}`,
       Buffer.from(burn.hash.slice(2), 'hex'),
-      (altRecipient?.principal as CV | undefined) ?? null,
+      altRecipient?.principal ?? null,
     );
     const minerAddress = this.ledger.miners[miner].address;
     this.tenure = {
@@ -985,13 +991,12 @@ class Planner {
         block: parent,
       },
     };
-    this.sealed.set(change.draft, change);
     this.report.tenures++;
-    return [change.draft, coinbase];
+    return { change, coinbase };
   }
 
   /** A burn block without a winner: the miner extends its tenure (same consensus hash, a new burn view). */
-  private extendTenure(burn: BurnInfo): TxDraft[] {
+  private extendTenure(burn: BurnInfo): TenureOpening {
     const tenure = this.tenure!;
     const change = this.ledger.tenureChange(tenure.miner, {
       tenureConsensusHash: tenure.consensusHash,
@@ -1000,17 +1005,18 @@ class Planner {
       previousTenureBlocks: tenure.blocks,
       cause: TenureChangeCause.Extended,
     });
-    this.sealed.set(change.draft, change);
     this.report.tenureExtends++;
-    return [change.draft];
+    return { change, coinbase: null };
   }
 
-  private readonly sealed = new Map<TxDraft, SealedLater>();
-
-  /** A Nakamoto block of the current tenure at `time`, led by the tenure's own txs when it opens it. */
-  private nakamotoBlock(height: number, time: number, lead: TxDraft[]) {
+  /**
+   * A Nakamoto block of the current tenure at `time`; the first after a sortition (or an empty one) opens
+   * with the tenure change (and the coinbase).
+   */
+  private nakamotoBlock(height: number, time: number, opening: TenureOpening | null) {
     const tenure = this.tenure!;
     const parent = this.tip!;
+    const lead = opening ? [opening.change.draft, ...(opening.coinbase ? [opening.coinbase] : [])] : [];
     const user = this.take(this.capacity());
     if (lead.length === 0 && user.length === 0) {
       // a miner does not propose an empty block: this one mines a tx it was just sent
@@ -1038,14 +1044,12 @@ class Planner {
     tenure.blocks++;
     const rewardSet = this.rewardSetMembers(tenure.burn.height);
     const receivedAt = time * 1000 + 500;
-    const change = lead.length > 0 ? this.sealed.get(lead[0]) : undefined;
-    if (change) this.sealed.delete(lead[0]);
     this.plan({
       at: receivedAt,
       path: '/new_block',
       height,
       payload: () => {
-        change?.seal(Buffer.from(parent.indexBlockHash.slice(2), 'hex'));
+        opening?.change.seal(Buffer.from(parent.indexBlockHash.slice(2), 'hex'));
         const signed = this.signBlock(info, parent, tenure, txs);
         if (height === this.report.tipHeight) this.report.tipIndexBlockHash = info.indexBlockHash;
         return sortedKeys({
@@ -1132,11 +1136,11 @@ class Planner {
       );
       this.interval(height);
       const burn = this.burn();
-      const lead = extend ? this.extendTenure(burn) : this.startTenure(burn);
+      const opening = extend ? this.extendTenure(burn) : this.startTenure(burn);
       let time = burn.time + this.random.int(8, 20);
       for (let i = 0; i < count; i++, height++) {
         if (i > 0) this.interval(height, this.burnHeight);
-        this.nakamotoBlock(height, time, i === 0 ? lead : []);
+        this.nakamotoBlock(height, time, i === 0 ? opening : null);
         time += this.random.int(BLOCK_SPACING.min, BLOCK_SPACING.max);
         await this.flush(false);
       }
