@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { defaultNakamotoHeight } from '../devnet/chain.js';
 import { exportFile, replayFile } from '../ingest/replay.js';
 import { start as startDemo } from './demo.js';
 import { generateFile } from './generate.js';
@@ -61,10 +62,27 @@ export async function exportLog(config: Config, file: string): Promise<void> {
 }
 
 export async function generate(
-  sizes: { blocks: number; accounts: number; seed: string; txsPerBlock: number; workers?: number },
+  options: {
+    blocks: number;
+    accounts: number;
+    seed: string;
+    txsPerBlock: number;
+    workers?: number;
+    /** `none`: the chain stays in epoch 2.x; default: 40% in */
+    nakamotoHeight?: number | 'none';
+  },
   out: string,
 ): Promise<void> {
-  const report = await generateFile(sizes, out, true);
+  const { nakamotoHeight, ...sizes } = options;
+  const report = await generateFile(
+    {
+      ...sizes,
+      nakamotoHeight:
+        nakamotoHeight === 'none' ? undefined : (nakamotoHeight ?? defaultNakamotoHeight(sizes.blocks)),
+    },
+    out,
+    true,
+  );
   process.stdout.write(JSON.stringify({ file: out, ...report }, null, 2) + '\n');
 }
 

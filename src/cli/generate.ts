@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { generateChain, type GenerateOptions, type GenerateReport } from '../devnet/chain.js';
 import { formatTsvLine } from '../protocol/tsv.js';
-import { MEMPOOL_GC_BLOCKS } from '../store/write/mempool.js';
+import { MEMPOOL_GC_BLOCKS, MEMPOOL_GC_MINUTES } from '../store/write/mempool.js';
 import { generationProgress } from './progress.js';
 
 /**
@@ -18,7 +18,12 @@ export async function generateFile(
   const bar = showProgress ? generationProgress('generate', options.blocks) : undefined;
   let report: GenerateReport | undefined;
   try {
-    const chain = { mempoolGcBlocks: MEMPOOL_GC_BLOCKS, ...options, onProgress: bar?.onProgress };
+    const chain = {
+      mempoolGcBlocks: MEMPOOL_GC_BLOCKS,
+      mempoolGcMinutes: MEMPOOL_GC_MINUTES,
+      ...options,
+      onProgress: bar?.onProgress,
+    };
     report = await generateChain(chain, async (message) => {
       if (!out.write(formatTsvLine(message))) await once(out, 'drain');
     });

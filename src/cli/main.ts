@@ -143,6 +143,7 @@ function buildProgram(): Command {
         seed: string;
         txsPerBlock: number;
         workers?: number;
+        nakamotoHeight?: number | 'none';
       }) => {
         const { out, ...sizes } = options;
         await checkOutputFile('--out', required('--out <path>', out));

@@ -83,6 +83,7 @@ describe('help', () => {
       '--seed <text>',
       '--txs-per-block <n>',
       '--workers <n>',
+      '--nakamoto-height <h>',
     ])
       assert.ok(generate.stdout.includes(option), option);
   });
@@ -136,6 +137,11 @@ describe('usage errors: one line, a hint, exit 2, before any work', () => {
     {
       args: () => ['generate', '--out', join(work, 'x.tsv'), '--accounts', '1e3'],
       error: "error: option '--accounts <n>' argument '1e3' is invalid. an integer >= 8 is expected",
+      hint: 'npm run cli -- generate',
+    },
+    {
+      args: () => ['generate', '--out', join(work, 'x.tsv'), '--nakamoto-height', '1'],
+      error: "error: option '--nakamoto-height <h>' argument '1' is invalid. an integer >= 2 is expected",
       hint: 'npm run cli -- generate',
     },
     {
