@@ -135,6 +135,11 @@ function buildProgram(): Command {
       'signing threads (0: sign on the main thread; default: one per core)',
       integerAtLeast(0),
     )
+    .option(
+      '--nakamoto-height <h>',
+      'enter epoch 3.0 (Nakamoto) at this height, or `none` for never (default: 40% in)',
+      (text: string) => (text === 'none' ? ('none' as const) : integerAtLeast(2)(text)),
+    )
     .action(
       async (options: {
         out?: string;
