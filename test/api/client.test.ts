@@ -9,11 +9,11 @@ import { buildApiServer } from '../../src/api/server.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import type { Store } from '../../src/store/store.js';
-import { firstDifference, loadGolden, normalize, type GoldenRecord } from '../conformance/harness.js';
+import { firstDifference, normalize } from '../conformance/harness.js';
 import { CONTRACT_ENDPOINTS } from '../support/contract.js';
 import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { listenLocal } from '../support/http.js';
-import { fixtureFile } from '../support/shared.js';
+import { fixtureFile, loadGolden, type GoldenRecord } from '../support/shared.js';
 
 // The official client (@stacks/blockchain-api-client, unmodified) against our server over a real socket,
 // on a replayed fixture: each of the ten endpoints is called through it, the URL it sends is the one the

@@ -1,32 +1,15 @@
-import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
-import { gunzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { buildApiServer } from '../../src/api/server.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import type { Engine } from '../../src/store/db.js';
 import { openTestStore, silentLogger } from '../support/database.js';
-import { fixtureFile, fixtureIsMainnet, goldenDir } from '../support/shared.js';
+import { fixtureFile, fixtureIsMainnet, loadGolden, type GoldenRecord } from '../support/shared.js';
 import { findDeliberateDifference, type GoldenContext } from './deliberate-differences.js';
 
 // Replays a fixture, asks our API every path the original API was asked (golden/<fixture>.jsonl.gz) and
 // compares status and body. Volatile parts named by golden/README.md are left out of the comparison.
-
-export interface GoldenRecord {
-  path: string;
-  status: number;
-  body: unknown;
-  etag: string | null;
-}
-
-export function loadGolden(fixture: string): GoldenRecord[] {
-  const text = gunzipSync(readFileSync(`${goldenDir}${fixture}.jsonl.gz`)).toString('utf8');
-  return text
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as GoldenRecord);
-}
 
 export const FAMILIES = [
   'tx',

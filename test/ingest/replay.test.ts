@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
-import { loadGolden } from '../conformance/harness.js';
 import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { databaseDigest } from '../support/digest.js';
-import { fixtureFile, fixtureIsMainnet, fixtureNames } from '../support/shared.js';
+import { fixtureFile, fixtureIsMainnet, fixtureNames, loadGolden } from '../support/shared.js';
 
 after(stopOwnCluster);
 
