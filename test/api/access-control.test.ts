@@ -19,7 +19,9 @@ import { Ingestor } from '../../src/ingest/ingestor.js';
 import { buildObserverServer } from '../../src/ingest/observer-server.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import type { Store } from '../../src/store/store.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import type { Engine } from '../../src/store/db.js';
+import { engines, testEngines } from '../support/engines.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { fixtureFile } from '../support/shared.js';
 
@@ -29,7 +31,7 @@ after(stopOwnCluster);
 const URL_OK = '/extended/v2/blocks/latest';
 const TIP_HEIGHT = 12;
 
-async function storeWithChain(engine: (typeof engines)[number]): Promise<Store> {
+async function storeWithChain(engine: Engine): Promise<Store> {
   const store = await openTestStore(engine);
   await replayFile(
     new Ingestor(store, { isMainnet: false, logger: silentLogger }),
@@ -84,7 +86,7 @@ function rateHeaders(res: { headers: Record<string, unknown> }) {
   };
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`API keys (${engine})`, () => {
     let store: Store;
     before(async () => {

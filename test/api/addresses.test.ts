@@ -13,7 +13,8 @@ import type { Engine } from '../../src/store/db.js';
 import { listAccountTxs } from '../../src/store/read/account-txs.js';
 import { getAccountBalances } from '../../src/store/read/balances.js';
 import { addressOf, callTx, deployTx, ev, TestChain, transferTx, type MinedTx } from '../support/chain.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { fixtureFile } from '../support/shared.js';
 
 after(stopOwnCluster);
@@ -66,7 +67,7 @@ async function carolCall(nonce: number, events: MinedTx['events'], fn = 'run'): 
   return { tx: await callTx({ from: 'carol', fee: 10, nonce, contract: CONTRACT, fn }), events };
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`address endpoints (${engine})`, () => {
     test('balances: STX with fees of failed and sponsored txs, FT/NFT with negative balances, contract principal, mempool, vesting, miner rewards', async () => {
       const { store, chain, get, close } = await setup(engine);

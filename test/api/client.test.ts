@@ -11,7 +11,8 @@ import { replayFile } from '../../src/ingest/replay.js';
 import type { Store } from '../../src/store/store.js';
 import { firstDifference, normalize } from '../conformance/harness.js';
 import { CONTRACT_ENDPOINTS } from '../support/contract.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { listenLocal } from '../support/http.js';
 import { fixtureFile, loadGolden, type GoldenRecord } from '../support/shared.js';
 
@@ -101,7 +102,7 @@ const CALLS: Record<string, { golden: string; call: (client: Client) => Promise<
 
 const goldens = new Map<string, GoldenRecord>(loadGolden(FIXTURE).map((r) => [r.path, r]));
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`official client @stacks/blockchain-api-client (${engine})`, () => {
     let store: Store;
     let app: FastifyInstance;

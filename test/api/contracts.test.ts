@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { addressOf, deployTx, type BuiltTx, type KeyName } from '../support/chain.js';
-import { engines, stopOwnCluster } from '../support/database.js';
+import { stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { getJson as get, openApi, withApi, type ApiFixture } from './setup.js';
 
 after(stopOwnCluster);
@@ -15,7 +16,7 @@ const deploy = (from: KeyName, name: string, nonce: number, fee = 1000) =>
 const STATUS = '/extended/v2/smart-contracts/status';
 const query = (...ids: string[]) => `${STATUS}?${ids.map((id) => `contract_id=${id}`).join('&')}`;
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`smart contract status (${engine})`, () => {
     let api: ApiFixture;
     let app: FastifyInstance;

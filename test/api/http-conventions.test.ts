@@ -7,7 +7,8 @@ import { openDatabase } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
 import { addressOf, transferWithEvent } from '../support/chain.js';
-import { engines, silentLogger, stopOwnCluster } from '../support/database.js';
+import { connectTestDatabase, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { freePort, startPostgres } from '../support/postgres.js';
 import { API_VERSION, get, withApi, type ApiFixture } from './setup.js';
 
@@ -42,7 +43,7 @@ async function timedGet(app: FastifyInstance, url: string) {
   return { res, ms: performance.now() - started };
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`HTTP conventions (${engine})`, () => {
     test('HEAD answers every GET route with the same status and headers and no body', async () => {
       await withApi(engine, async (api) => {
@@ -310,7 +311,7 @@ describe('database unreachable', () => {
   test('PostgreSQL stopped under a running server: 503 within a second, every time', async () => {
     const pg = await startPostgres();
     let stopped = false;
-    const db = await openDatabase({ url: pg.url, pgliteDir: '', poolMax: 1 });
+    const db = await connectTestDatabase(pg.url);
     const app = await buildApiServer({ store: new Store(db), logger: silentLogger, apiVersion: API_VERSION });
     try {
       await migrate(db.sql);

@@ -9,7 +9,8 @@ import {
 } from '../../src/store/read/mempool.js';
 import type { Sql } from '../../src/store/db.js';
 import { addressOf, callTx, deployTx, transferTx, type BuiltTx, type KeyName } from '../support/chain.js';
-import { engines, silentLogger, stopOwnCluster } from '../support/database.js';
+import { silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { getJson as get, withApi } from './setup.js';
 
 after(stopOwnCluster);
@@ -158,7 +159,7 @@ describe('mempool helpers', () => {
   });
 });
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`mempool statistics and fee priorities (${engine})`, () => {
     test('an empty mempool: zero counts, null percentiles, zero fees', async () => {
       await withApi(engine, async ({ app }) => {

@@ -8,9 +8,13 @@ import postgres from 'postgres';
 import { serve } from '../../src/cli/serve.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
-import { openDatabase } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { createTestDatabaseUrl, silentLogger, stopOwnCluster } from '../support/database.js';
+import {
+  connectTestDatabase,
+  createTestDatabaseUrl,
+  silentLogger,
+  stopOwnCluster,
+} from '../support/database.js';
 import { baseUrlOf } from '../support/http.js';
 import { freePort } from '../support/postgres.js';
 import { fixtureFile } from '../support/shared.js';
@@ -125,7 +129,7 @@ describe('serve: run modes (in process)', () => {
     } finally {
       await service.stop();
     }
-    const db = await openDatabase({ url, pgliteDir: '', poolMax: 1 });
+    const db = await connectTestDatabase(url);
     try {
       const [tip] = await db.sql`SELECT block_height FROM chain_tip`;
       assert.equal(tip.block_height, 1);
@@ -140,7 +144,7 @@ describe('serve: run modes (in process)', () => {
       serve(testConfig({ DATABASE_URL: url }), silentLogger, 'read-only'),
       /database is not migrated \(pending: 001_schema, [^)]*\); run the migrate command/,
     );
-    const db = await openDatabase({ url, pgliteDir: '', poolMax: 1 });
+    const db = await connectTestDatabase(url);
     await migrate(db.sql);
     await db.close();
     const service = await serve(testConfig({ DATABASE_URL: url }), silentLogger, 'read-only');

@@ -46,7 +46,8 @@ import {
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import { readTsv } from '../../src/protocol/tsv.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'generator-test-'));
 const SMALL = { blocks: 30, accounts: 20, seed: 'test', txsPerBlock: 20 };
@@ -309,7 +310,7 @@ describe('the generated chain', () => {
     assert.ok(sponsored >= 1);
   });
 
-  for (const engine of engines) {
+  for (const engine of testEngines(import.meta.url)) {
     test(`replays with no error and matches the generator's counts (${engine})`, async () => {
       const store = await openTestStore(engine);
       try {

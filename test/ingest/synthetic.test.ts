@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { syntheticTxBlocks } from '../support/shared.js';
 
 after(stopOwnCluster);
@@ -24,7 +25,7 @@ interface SyntheticRow {
   payload: Record<string, { function_name?: string; memo?: string }>;
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`synthetic burnchain txs (${engine})`, () => {
     test('every synthetic-txs block ingests to the synthetic txs upstream reconstructs', async () => {
       const store = await openTestStore(engine);

@@ -8,7 +8,8 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApiServer } from '../../src/api/server.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { Store } from '../../src/store/store.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { generatedMessages } from '../support/delivery.js';
 
 // Hostile input on the read API: a property-based fuzzer sends requests with random and malformed paths,
@@ -326,7 +327,7 @@ function memory() {
   return { heapUsed, rss };
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`read API under fuzzed requests (${engine})`, () => {
     let store: Store;
     let app: FastifyInstance;

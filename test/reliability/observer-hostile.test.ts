@@ -8,7 +8,9 @@ import { Ingestor } from '../../src/ingest/ingestor.js';
 import { buildObserverServer } from '../../src/ingest/observer-server.js';
 import type { Store } from '../../src/store/store.js';
 import { ChainBuilder, signedTransfer, testAddress, type BuiltBlock } from '../support/chain-builder.js';
-import { engines, openTestStore, stopOwnCluster } from '../support/database.js';
+import { openTestStore, stopOwnCluster } from '../support/database.js';
+import type { Engine } from '../../src/store/db.js';
+import { testEngines } from '../support/engines.js';
 import { readMessages } from '../support/delivery.js';
 import { INDEX_TABLES, READ_TABLES, databaseDigest } from '../support/digest.js';
 import { fixtureFile } from '../support/shared.js';
@@ -35,7 +37,7 @@ interface Fixture {
   lines: { level: number; msg: string; [k: string]: unknown }[];
 }
 
-async function openObserver(engine: (typeof engines)[number], bodyLimitBytes = 500 * MB): Promise<Fixture> {
+async function openObserver(engine: Engine, bodyLimitBytes = 500 * MB): Promise<Fixture> {
   const store = await openTestStore(engine);
   const { logger, lines } = capturingLogger();
   const ingestor = new Ingestor(store, { isMainnet: false, logger });
@@ -305,7 +307,7 @@ function hostileCases(next: BuiltBlock, random: Random): HostileCase[] {
   return cases;
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`hostile event-observer messages (${engine})`, () => {
     test('malformed, mistyped and misplaced messages: 4xx with a JSON error, nothing written', async () => {
       const { store, app, lines } = await openObserver(engine);

@@ -5,9 +5,9 @@ import { openReplicaStore } from '../../src/cli/runtime.js';
 import { serve, type RunningService } from '../../src/cli/serve.js';
 import { loadConfig } from '../../src/config.js';
 import { readTsv } from '../../src/protocol/tsv.js';
-import { openDatabase } from '../../src/store/db.js';
 import { Store } from '../../src/store/store.js';
-import { engines, silentLogger } from '../support/database.js';
+import { connectTestDatabase, silentLogger } from '../support/database.js';
+import { engines } from '../support/engines.js';
 import { baseUrlOf } from '../support/http.js';
 import { freePort, startPostgres, startReplica, type TestPostgres } from '../support/postgres.js';
 import { fixtureFile } from '../support/shared.js';
@@ -71,7 +71,7 @@ describe('read replicas (PostgreSQL streaming replication)', { skip: !engines.in
     };
     writer = await serve(loadConfig(env), silentLogger, 'write-only');
     // The writer migrated the primary; the reader starts once the schema has reached the replica.
-    const replicaDb = await openDatabase({ url: replicaUrl, pgliteDir: '', poolMax: 1 });
+    const replicaDb = await connectTestDatabase(replicaUrl);
     try {
       const [{ in_recovery }] = await replicaDb.sql`SELECT pg_is_in_recovery() AS in_recovery`;
       assert.equal(in_recovery, true, 'the replica is a hot standby');
@@ -127,11 +127,11 @@ describe('read replicas (PostgreSQL streaming replication)', { skip: !engines.in
 
     // API keys: created on the primary, seen by the reader through replication, `last used` written back
     // to the primary (a replica cannot take writes).
-    const primaryStore = new Store(await openDatabase({ url: primaryUrl, pgliteDir: '', poolMax: 1 }));
+    const primaryStore = new Store(await connectTestDatabase(primaryUrl));
     try {
       const key = await createApiKey(primaryStore, 'replica test');
       // Used only once replicated: a reader caches a refusal (unknown key) for its key-cache period.
-      const replicaStore = new Store(await openDatabase({ url: replicaUrl, pgliteDir: '', poolMax: 1 }));
+      const replicaStore = new Store(await connectTestDatabase(replicaUrl));
       try {
         await poll('the key on the replica', async () => {
           const rows = await replicaStore.sql`SELECT 1 FROM api_keys WHERE id = ${key.id}`;

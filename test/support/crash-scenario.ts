@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { Random } from '../../src/devnet/random.js';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
-import { openDatabase } from '../../src/store/db.js';
-import { createTestDatabaseUrl } from './database.js';
+import { connectTestDatabase, createTestDatabaseUrl } from './database.js';
 import { generatedMessages } from './delivery.js';
 import { assertSameIndex, uninterruptedRun } from './digest.js';
 import { freePort } from './postgres.js';
@@ -121,7 +120,7 @@ export async function runCrashScenario(options: CrashScenarioOptions): Promise<C
     const killed = (async () => {
       const line = await paused.waitForLog((l) => l.msg === PAUSED[hook], 120_000);
       assert.equal(line.path, '/new_block');
-      const db = await openDatabase({ url: databaseUrl, pgliteDir: '', poolMax: 1 });
+      const db = await connectTestDatabase(databaseUrl);
       try {
         const [open] = await db.sql<{ n: number }[]>`
           SELECT count(*)::int AS n FROM pg_stat_activity

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
-import { openDatabase, type Sql } from '../../src/store/db.js';
-import { openTestStore, silentLogger } from './database.js';
+import type { Sql } from '../../src/store/db.js';
+import { connectTestDatabase, openTestStore, silentLogger } from './database.js';
 
 /** Every table of the index, including the raw message log. */
 export const INDEX_TABLES = [
@@ -93,7 +93,7 @@ export async function uninterruptedRun(messages: RecordedMessage[]): Promise<Ind
 
 /** Asserts the PostgreSQL database at `url` holds the same index and applied messages as `expected`. */
 export async function assertSameIndex(url: string, expected: Promise<IndexSnapshot>): Promise<void> {
-  const live = await openDatabase({ url, pgliteDir: '', poolMax: 1 });
+  const live = await connectTestDatabase(url);
   try {
     const snapshot = await expected;
     assert.deepEqual(await databaseDigest(live.sql, READ_TABLES, RECEIPT_TIME_COLUMNS), snapshot.digest);

@@ -67,6 +67,8 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
       LOG_LEVEL: 'info',
       VESTING_FILE: '',
       METRICS_ENABLED: 'false',
+      // not production's 400 ms, missed by a loaded machine (a test of that timeout sets its own)
+      DB_CONNECT_TIMEOUT_MS: '10000',
       ...options.env,
     },
   });

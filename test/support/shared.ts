@@ -11,7 +11,7 @@ import { parseTsvLine, type RecordedMessage } from '../../src/protocol/tsv.js';
 const checkout = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The absolute path of `parts` inside the shared directory; throws, naming the path, when it is missing. */
-export function sharedPath(...parts: string[]): string {
+function sharedPath(...parts: string[]): string {
   const base = resolve(process.env.SHARED_DIR || join(checkout, '..', 'shared'));
   const path = join(base, ...parts);
   if (!existsSync(path)) {
