@@ -12,13 +12,13 @@ import {
   type AccessControlOptions,
 } from '../../src/api/plugins/access-control.js';
 import { createApiKey } from '../../src/api/plugins/api-keys.js';
-import { buildApiServer } from '../../src/api/server.js';
 import { runKeysCommand } from '../../src/cli/keys.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { buildObserverServer } from '../../src/ingest/observer-server.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import type { Store } from '../../src/store/store.js';
+import { startTestApi } from '../support/api.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import type { Engine } from '../../src/store/db.js';
 import { engines, testEngines } from '../support/engines.js';
@@ -59,12 +59,12 @@ async function api(
   access: Partial<AccessControlOptions>,
   logger: pino.Logger = silentLogger,
 ): Promise<FastifyInstance> {
-  return buildApiServer({
+  const { app } = await startTestApi({
     store,
     logger,
-    apiVersion: 'test',
     accessControl: { ...BASE, counters: new AccessCounters(), ...access },
   });
+  return app;
 }
 
 function get(app: FastifyInstance, options: { key?: string; ip?: string; xff?: string; url?: string } = {}) {

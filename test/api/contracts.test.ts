@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { addressOf, deployTx, type BuiltTx, type KeyName } from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
-import { getJson as get, openApi, withApi, type ApiFixture } from './setup.js';
+import { getJson as get, startTestApi, withApi, type TestApi } from '../support/api.js';
 
 after(stopOwnCluster);
 
@@ -18,7 +18,7 @@ const query = (...ids: string[]) => `${STATUS}?${ids.map((id) => `contract_id=${
 
 for (const engine of testEngines(import.meta.url)) {
   describe(`smart contract status (${engine})`, () => {
-    let api: ApiFixture;
+    let api: TestApi;
     let app: FastifyInstance;
 
     const ALICE = addressOf('alice');
@@ -34,7 +34,7 @@ for (const engine of testEngines(import.meta.url)) {
     const txs: Record<string, BuiltTx> = {};
 
     test('set up: deploys mined in blocks 1 and 2, others in the mempool', async () => {
-      api = await openApi(engine);
+      api = await startTestApi({ engine });
       app = api.app;
       const { chain } = api;
 

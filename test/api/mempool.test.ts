@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { ClarityVersion } from '@stacks/transactions';
-import { buildApiServer } from '../../src/api/server.js';
 import {
   MempoolAggregatesCache,
   roundHalfEven,
@@ -9,9 +8,9 @@ import {
 } from '../../src/store/read/mempool.js';
 import type { Sql } from '../../src/store/db.js';
 import { addressOf, callTx, deployTx, transferTx, type BuiltTx, type KeyName } from '../support/chain.js';
-import { silentLogger, stopOwnCluster } from '../support/database.js';
+import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
-import { getJson as get, withApi } from './setup.js';
+import { getJson as get, startTestApi, withApi } from '../support/api.js';
 
 after(stopOwnCluster);
 
@@ -293,7 +292,7 @@ for (const engine of testEngines(import.meta.url)) {
 
     test('only pending txs count; ETag follows the mempool, 304 while unchanged; every API process sees changes', async () => {
       await withApi(engine, async ({ store, app, chain }) => {
-        const other = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+        const other = (await startTestApi({ store })).app;
         try {
           await chain.block();
           const a = await transfer('alice', 0, 100);

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { AccessCounters } from '../../src/api/plugins/access-counters.js';
-import { buildApiServer } from '../../src/api/server.js';
 import { Ingestor, type IngestorOptions } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import { ServiceMetrics, startMetricsServer } from '../../src/metrics.js';
@@ -10,6 +9,7 @@ import { openDatabase, type Engine } from '../../src/store/db.js';
 import { Store } from '../../src/store/store.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
+import { startTestApi, type TestApiOptions } from '../support/api.js';
 import { freePort } from '../support/postgres.js';
 import { fixtureFile } from '../support/shared.js';
 
@@ -33,8 +33,8 @@ async function replayed(engine: Engine, fixture: string, onMessage?: IngestorOpt
   return { store, ingestor };
 }
 
-const api = (store: Store, extra: Partial<Parameters<typeof buildApiServer>[0]> = {}) =>
-  buildApiServer({ store, logger: silentLogger, apiVersion: 'v9.9.9 (test:abc)', ...extra });
+const api = async (store: Store, extra: Omit<TestApiOptions, 'store' | 'engine'> = {}) =>
+  (await startTestApi({ store, apiVersion: 'v9.9.9 (test:abc)', ...extra })).app;
 
 /** `name{labels} value` lines of a Prometheus text answer, as a map. */
 function samples(text: string): Map<string, number> {

@@ -6,7 +6,7 @@ import { Cl } from '@stacks/transactions';
 import { addressOf, callTx, ev, transferWithEvent, type MinedTx } from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
-import { get, withApi } from './setup.js';
+import { get, withApi } from '../support/api.js';
 
 after(stopOwnCluster);
 

@@ -20,7 +20,6 @@ import {
   serializeCV,
   sponsorTransaction,
 } from '@stacks/transactions';
-import { buildApiServer } from '../../src/api/server.js';
 import { seedDemoChain, urlsToTry } from '../../src/cli/demo.js';
 import { generateFile } from '../../src/cli/generate.js';
 import { loadConfig } from '../../src/config.js';
@@ -46,6 +45,7 @@ import {
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import { readTsv } from '../../src/protocol/tsv.js';
+import { startTestApi } from '../support/api.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
 
@@ -386,7 +386,7 @@ describe('start: seeding an empty database', () => {
       assert.equal(tip.block_height, 14);
       assert.equal(await seedDemoChain(store, config, silentLogger, { chain }), null);
 
-      const api = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+      const { app: api } = await startTestApi({ store });
       try {
         const urls = await urlsToTry(api, store);
         const paths = urls.map((u) => u.path);
