@@ -216,6 +216,6 @@ describe('PostgreSQL outage under load (postgres)', () => {
     }
 
     // Nothing lost, nothing doubled.
-    await assertSameIndex(databaseUrl, reference);
+    await assertSameIndex({ url: databaseUrl }, reference);
   });
 });

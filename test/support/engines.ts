@@ -8,8 +8,8 @@ import type { Engine } from '../../src/store/db.js';
 // same SQL through the same client, so a smoke subset proves that SQL works there without paying PGlite's
 // speed (a fresh PGlite costs ~2.5 s to create and runs statements 3-7x slower; every suite on both engines
 // made the suite take 8.5 minutes instead of under 5). The subset: ingest (the observer's contract),
-// every endpoint family (the original API's answers on recorded chains, a reorg included), and the demo
-// seeding `npm start` runs (test/ingest/generator.test.ts opens PGlite itself).
+// every endpoint family (the original API's answers on recorded chains, a reorg included), crash safety of a
+// data directory, and the demo seeding `npm start` runs (test/ingest/generator.test.ts opens PGlite itself).
 //
 // TEST_ENGINES=postgres|pglite|postgres,pglite restricts the engines; TEST_PGLITE=all runs every suite on
 // PGlite too (for a change to SQL that only PGlite might reject).
@@ -30,6 +30,9 @@ interface Smoke {
 const PGLITE_SMOKE: Record<string, Smoke> = {
   'test/ingest/observer.test.ts': {
     why: 'ingest: 400 writes nothing, a re-sent block changes nothing, a message failing half-way rolls back',
+  },
+  'test/reliability/crash.test.ts': {
+    why: 'crash safety of a PGlite data directory: SIGKILLs while a chain is posted lose and double nothing',
   },
   'test/conformance/conformance.test.ts': {
     why: 'every endpoint family against the original API, on a chain with contracts and on one with a reorg',
