@@ -14,6 +14,7 @@ import {
   createTestDatabaseUrl,
   silentLogger,
   stopOwnCluster,
+  TEST_CONNECT_TIMEOUT_MS,
 } from '../support/database.js';
 import { baseUrlOf } from '../support/http.js';
 import { freePort } from '../support/postgres.js';
@@ -81,6 +82,7 @@ function testConfig(env: Record<string, string>) {
     METRICS_PORT: '0',
     CHAIN_ID: '0x80000000',
     RATE_LIMIT_ENABLED: 'false',
+    DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
     ...env,
   });
 }
@@ -194,6 +196,7 @@ describe('serve: graceful shutdown of a real process', () => {
         CHAIN_ID: '0x80000000',
         RATE_LIMIT_ENABLED: 'false',
         LOG_LEVEL: 'info',
+        DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -6,7 +6,7 @@ import { serve, type RunningService } from '../../src/cli/serve.js';
 import { loadConfig } from '../../src/config.js';
 import { readTsv } from '../../src/protocol/tsv.js';
 import { Store } from '../../src/store/store.js';
-import { connectTestDatabase, silentLogger } from '../support/database.js';
+import { connectTestDatabase, silentLogger, TEST_CONNECT_TIMEOUT_MS } from '../support/database.js';
 import { engines } from '../support/engines.js';
 import { baseUrlOf } from '../support/http.js';
 import {
@@ -79,6 +79,7 @@ describe('read replicas (PostgreSQL streaming replication)', { skip }, () => {
       METRICS_ENABLED: 'false',
       CHAIN_ID: '0x80000000',
       RATE_LIMIT_ENABLED: 'false',
+      DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
     };
     writer = await serve(loadConfig(env), silentLogger, 'write-only');
     // The writer migrated the primary; the reader starts once the schema has reached the replica.
@@ -177,7 +178,10 @@ describe('read replicas (PostgreSQL streaming replication)', { skip }, () => {
 
   test('a reader skips a replica that does not answer and takes the next', async () => {
     const dead = `postgres://postgres@127.0.0.1:${await freePort()}/indexer`;
-    const config = loadConfig({ DATABASE_URL: primaryUrl });
+    const config = loadConfig({
+      DATABASE_URL: primaryUrl,
+      DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
+    });
     const store = await openReplicaStore([dead, replicaUrl], config, silentLogger, 0);
     try {
       const [row] =

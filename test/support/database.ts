@@ -21,7 +21,7 @@ async function postgresAdminUrl(): Promise<string> {
  * How long a test's pool waits for a connection: the production default (400 ms, DB_CONNECT_TIMEOUT_MS) is
  * for a host that does not answer, and is missed by a loaded 2-core machine running the suite.
  */
-const TEST_CONNECT_TIMEOUT_MS = 10_000;
+export const TEST_CONNECT_TIMEOUT_MS = 10_000;
 
 /** A client of an existing database (by URL), with the tests' connect timeout unless `options` sets one. */
 export function connectTestDatabase(url: string, options: Partial<DatabaseOptions> = {}): Promise<Database> {
