@@ -22,12 +22,12 @@ export const engines: Engine[] = (process.env.TEST_ENGINES?.split(',') as Engine
 
 interface Smoke {
   why: string;
-  /** the cases of the file that run on PGlite (by name, e.g. fixtures); absent: all of them */
+  /** the cases of the file that run on PGlite, by fixture name; absent: all of them */
   only?: string[];
 }
 
 /** The PGlite smoke subset: test files (from the checkout's root) and why each is in it. */
-const PGLITE_SMOKE: Record<string, Smoke> = {
+export const PGLITE_SMOKE: Record<string, Smoke> = {
   'test/ingest/observer.test.ts': {
     why: 'ingest: 400 writes nothing, a re-sent block changes nothing, a message failing half-way rolls back',
   },
