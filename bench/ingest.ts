@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { generateFile } from '../src/cli/generate.js';
-import type { GenerateReport } from '../src/devnet/chain.js';
+import { defaultNakamotoHeight, type GenerateReport } from '../src/devnet/chain.js';
 import { Ingestor } from '../src/ingest/ingestor.js';
 import { progressBar, replayFile } from '../src/ingest/replay.js';
 import { openDatabase, type Engine } from '../src/store/db.js';
@@ -66,7 +66,10 @@ export function postmasterPid(cluster: TestPostgres): number {
   return Number(readFileSync(join(cluster.dataDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
 }
 
-/** Generates (or reuses) the chain file for these sizes. */
+/**
+ * Generates (or reuses) the chain file for these sizes: epoch 2.x, then Nakamoto from the generator's
+ * default height (the chain's current shape; the height is in the file name).
+ */
 export async function benchChain(options: {
   blocks: number;
   accounts: number;
@@ -75,12 +78,13 @@ export async function benchChain(options: {
   dir: string;
 }): Promise<{ file: string; report?: GenerateReport }> {
   mkdirSync(options.dir, { recursive: true });
+  const nakamotoHeight = defaultNakamotoHeight(options.blocks);
   const file = join(
     options.dir,
-    `chain-${options.seed}-${options.blocks}b-${options.accounts}a-${options.txsPerBlock}t.tsv`,
+    `chain-${options.seed}-${options.blocks}b-${options.accounts}a-${options.txsPerBlock}t-n${nakamotoHeight}.tsv`,
   );
   if (existsSync(file)) return { file };
-  const report = await generateFile(options, file + '.partial');
+  const report = await generateFile({ ...options, nakamotoHeight }, file + '.partial');
   const { renameSync } = await import('node:fs');
   renameSync(file + '.partial', file);
   return { file, report };

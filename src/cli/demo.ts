@@ -1,10 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { generateChain, type GenerateOptions, type GenerateReport } from '../devnet/chain.js';
+import {
+  defaultNakamotoHeight,
+  generateChain,
+  type GenerateOptions,
+  type GenerateReport,
+} from '../devnet/chain.js';
 import { isEmptyIndex, showcaseIds } from '../store/read/showcase.js';
 import type { Store } from '../store/store.js';
-import { MEMPOOL_GC_BLOCKS } from '../store/write/mempool.js';
+import { MEMPOOL_GC_BLOCKS, MEMPOOL_GC_MINUTES } from '../store/write/mempool.js';
 import { generationProgress } from './generate.js';
 import { createIngestor } from './runtime.js';
 import { serve, type RunningService } from './serve.js';
@@ -12,13 +17,17 @@ import { serve, type RunningService } from './serve.js';
 // `npm start`: the service on the embedded database, seeded with a generated demo chain the first time,
 // then a list of URLs to try.
 
-/** The demo chain: small enough to generate and index in seconds, rich enough to show every feature. */
+/**
+ * The demo chain: small enough to generate and index in seconds, rich enough to show every feature: epoch
+ * 2.x with microblocks and a fork, then Nakamoto tenures, as today's chain.
+ */
 const DEMO_CHAIN: Omit<GenerateOptions, 'onProgress'> = {
   blocks: 100,
   accounts: 40,
   seed: 'demo',
   txsPerBlock: 10,
   workers: 0,
+  nakamotoHeight: defaultNakamotoHeight(100),
 };
 
 /**
@@ -39,7 +48,12 @@ export async function seedDemoChain(
   );
   const ingestor = createIngestor(store, config, logger);
   const bar = options.showProgress ? generationProgress('demo chain', chain.blocks) : undefined;
-  const generated = { mempoolGcBlocks: MEMPOOL_GC_BLOCKS, ...chain, onProgress: bar?.update };
+  const generated = {
+    mempoolGcBlocks: MEMPOOL_GC_BLOCKS,
+    mempoolGcMinutes: MEMPOOL_GC_MINUTES,
+    ...chain,
+    onProgress: bar?.update,
+  };
   const report = await generateChain(generated, async (message) => {
     await ingestor.apply(message.path, message.payload, message.receivedAt);
   });

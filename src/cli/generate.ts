@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { generateChain, type GenerateOptions, type GenerateReport } from '../devnet/chain.js';
 import { formatTsvLine } from '../protocol/tsv.js';
-import { MEMPOOL_GC_BLOCKS } from '../store/write/mempool.js';
+import { MEMPOOL_GC_BLOCKS, MEMPOOL_GC_MINUTES } from '../store/write/mempool.js';
 
 /** A one-line progress bar on stderr for the generator (redrawn at most 5 times a second). */
 export function generationProgress(label: string, totalBlocks: number) {
@@ -47,7 +47,12 @@ export async function generateFile(
   const out = createWriteStream(file, { encoding: 'utf8' });
   const bar = showProgress ? generationProgress('generate', options.blocks) : undefined;
   try {
-    const chain = { mempoolGcBlocks: MEMPOOL_GC_BLOCKS, ...options, onProgress: bar?.update };
+    const chain = {
+      mempoolGcBlocks: MEMPOOL_GC_BLOCKS,
+      mempoolGcMinutes: MEMPOOL_GC_MINUTES,
+      ...options,
+      onProgress: bar?.update,
+    };
     const report = await generateChain(chain, async (message) => {
       if (!out.write(formatTsvLine(message))) await once(out, 'drain');
     });

@@ -4,6 +4,7 @@ import { exportFile, progressBar, replayFile } from '../ingest/replay.js';
 import { KEYS_USAGE, KeysUsageError, runKeysCommand } from './keys.js';
 import { start } from './demo.js';
 import { generateFile } from './generate.js';
+import { defaultNakamotoHeight } from '../devnet/chain.js';
 import { VestingFileError } from '../ingest/vesting.js';
 import { createIngestor, createLogger, openStore } from './runtime.js';
 import { serve, stopOnSignals, type ServeMode } from './serve.js';
@@ -17,7 +18,9 @@ Commands:
   replay --file F.tsv                 ingest a recorded event stream (TSV of the raw message log)
   export --file F.tsv                 write the raw message log as a TSV that replay can read
   generate --out F.tsv [--blocks N] [--accounts M] [--seed S] [--txs-per-block K] [--workers W]
-                                      write a deterministic synthetic chain (really signed txs) that replay reads
+           [--nakamoto-height H|none]
+                                      write a deterministic synthetic chain (really signed txs) that replay reads;
+                                      it enters epoch 3.0 (Nakamoto) at height H (default: 40% in), or never
 ${KEYS_USAGE}
 
 Configuration (environment variables):
@@ -40,6 +43,7 @@ async function main(argv: string[]): Promise<number> {
       seed: { type: 'string', default: '1' },
       'txs-per-block': { type: 'string', default: '20' },
       workers: { type: 'string' },
+      'nakamoto-height': { type: 'string' },
       'read-only': { type: 'boolean', default: false },
       'write-only': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -71,13 +75,21 @@ async function main(argv: string[]): Promise<number> {
     case 'generate': {
       const out = values.out ?? values.file;
       if (!out) throw new UsageError('--out is required');
+      const blocks = integerOption('blocks', values.blocks, 1);
+      const nakamoto = values['nakamoto-height'];
       const report = await generateFile(
         {
-          blocks: integerOption('blocks', values.blocks, 1),
+          blocks,
           accounts: integerOption('accounts', values.accounts, 8),
           seed: values.seed,
           txsPerBlock: integerOption('txs-per-block', values['txs-per-block'], 1),
           workers: values.workers === undefined ? undefined : integerOption('workers', values.workers, 0),
+          nakamotoHeight:
+            nakamoto === 'none'
+              ? undefined
+              : nakamoto === undefined
+                ? defaultNakamotoHeight(blocks)
+                : integerOption('nakamoto-height', nakamoto, 2),
         },
         out,
         true,
