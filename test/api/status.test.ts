@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { AccessCounters } from '../../src/api/plugins/access-counters.js';
-import { buildApiServer } from '../../src/api/server.js';
 import { Ingestor, type IngestorOptions } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import { ServiceMetrics, startMetricsServer } from '../../src/metrics.js';
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase, type Engine } from '../../src/store/db.js';
 import { Store } from '../../src/store/store.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+import { startTestApi, type TestApiOptions } from '../support/api.js';
 import { freePort } from '../support/postgres.js';
 import { fixtureFile } from '../support/shared.js';
 
@@ -24,19 +25,15 @@ const MOCKNET_TIP = {
   burn_block_height: 29,
 };
 
-async function replayed(
-  engine: (typeof engines)[number],
-  fixture: string,
-  onMessage?: IngestorOptions['onMessage'],
-) {
+async function replayed(engine: Engine, fixture: string, onMessage?: IngestorOptions['onMessage']) {
   const store = await openTestStore(engine);
   const ingestor = new Ingestor(store, { isMainnet: false, logger: silentLogger, onMessage });
   await replayFile(ingestor, fixtureFile(fixture));
   return { store, ingestor };
 }
 
-const api = (store: Store, extra: Partial<Parameters<typeof buildApiServer>[0]> = {}) =>
-  buildApiServer({ store, logger: silentLogger, apiVersion: 'v9.9.9 (test:abc)', ...extra });
+const api = async (store: Store, extra: Omit<TestApiOptions, 'store' | 'engine'> = {}) =>
+  (await startTestApi({ store, apiVersion: 'v9.9.9 (test:abc)', ...extra })).app;
 
 /** `name{labels} value` lines of a Prometheus text answer, as a map. */
 function samples(text: string): Map<string, number> {
@@ -49,7 +46,7 @@ function samples(text: string): Map<string, number> {
   return map;
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`status, health and readiness (${engine})`, () => {
     test('on an empty database: no chain tip, ready, nothing ingested', async () => {
       const store = await openTestStore(engine);

@@ -12,7 +12,8 @@ import {
   functionSignatureFromAbi,
   parseClarityValue,
 } from '../../src/chain/clarity.js';
-import { fixtureNames, indexFixture, loadGolden } from './golden-fixtures.js';
+import { fixtureNames, loadGolden } from '../support/shared.js';
+import { indexFixture } from './fixture-index.js';
 import { referenceRepr } from './reference-repr.js';
 
 const BOOT = 'SP000000000000000000002Q6VF78';

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
 import { sha512_256 } from '@noble/hashes/sha2';
 import { describe, test } from 'node:test';
 import {
@@ -19,6 +18,7 @@ import {
 import { clarityHexToRepr, type ContractCallJson } from '../../src/chain/clarity.js';
 import { decodeTransaction, txIdFromRaw, type DecodedTx } from '../../src/chain/transaction.js';
 import { readTsv } from '../../src/protocol/tsv.js';
+import { fixtureFile, fixtureNames, generatedFixtureFile } from '../support/shared.js';
 import { referenceRepr } from './reference-repr.js';
 
 // Our transaction and Clarity decoders (hand-written for exact output and speed) against
@@ -33,13 +33,7 @@ import { referenceRepr } from './reference-repr.js';
 //   SHA-512/256 of all the bytes.
 // - Post conditions the library cannot express (NFT `maybe_sent`, staking, pox) are compared on the wire.
 
-const SHARED = new URL('../../../shared/fixtures/', import.meta.url);
-const FIXTURES = [
-  ...readdirSync(new URL('event-replay/', SHARED))
-    .filter((f) => f.endsWith('.tsv'))
-    .map((f) => new URL(`event-replay/${f}`, SHARED)),
-  new URL('generated/gen-small.tsv', SHARED),
-];
+const FIXTURES = [...fixtureNames().map(fixtureFile), generatedFixtureFile('gen-small')];
 
 interface FixtureContent {
   rawTxs: Set<string>;
@@ -47,9 +41,9 @@ interface FixtureContent {
 }
 
 /** Every raw tx (blocks, microblocks, mempool) and Clarity value (results, event values) of a fixture. */
-async function fixtureContent(file: URL): Promise<FixtureContent> {
+async function fixtureContent(file: string): Promise<FixtureContent> {
   const content: FixtureContent = { rawTxs: new Set(), clarityValues: new Set() };
-  for await (const message of readTsv(file.pathname)) {
+  for await (const message of readTsv(file)) {
     const payload = JSON.parse(message.payload) as unknown;
     if (message.path === '/new_block' || message.path === '/new_microblocks') {
       const block = payload as {
@@ -313,7 +307,7 @@ function hasRuleDifferences(cv: ClarityValue): boolean {
 
 describe('decoders against @stacks/transactions, every tx and value of every shared fixture', () => {
   for (const file of FIXTURES) {
-    const name = file.pathname.split('/').pop()!;
+    const name = file.split('/').pop()!;
     test(name, async (t) => {
       const { rawTxs, clarityValues } = await fixtureContent(file);
       assert.ok(rawTxs.size > 0 && clarityValues.size > 0);

@@ -32,7 +32,6 @@ import {
   sponsorTransaction,
   type PayloadInput,
 } from '@stacks/transactions';
-import { buildApiServer } from '../../src/api/server.js';
 import { seedDemoChain, urlsToTry } from '../../src/cli/demo.js';
 import { generateFile } from '../../src/cli/generate.js';
 import { loadConfig } from '../../src/config.js';
@@ -62,7 +61,9 @@ import {
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import { readTsv } from '../../src/protocol/tsv.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { startTestApi } from '../support/api.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'generator-test-'));
 const SMALL = { blocks: 30, accounts: 20, seed: 'test', txsPerBlock: 20 };
@@ -413,7 +414,7 @@ describe('the generated chain', () => {
     assert.ok(sponsored >= 1);
   });
 
-  for (const engine of engines) {
+  for (const engine of testEngines(import.meta.url)) {
     test(`replays with no error and matches the generator's counts (${engine})`, async () => {
       const store = await openTestStore(engine);
       try {
@@ -497,7 +498,7 @@ describe('start: seeding an empty database', () => {
       assert.equal(tip.block_height, 14);
       assert.equal(await seedDemoChain(store, config, silentLogger, { chain }), null);
 
-      const api = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+      const { app: api } = await startTestApi({ store });
       try {
         const urls = await urlsToTry(api, store);
         const paths = urls.map((u) => u.path);

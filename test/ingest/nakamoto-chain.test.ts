@@ -11,14 +11,15 @@ import {
   type NakamotoCoinbasePayloadWire,
   type TenureChangePayloadWire,
 } from '@stacks/transactions';
-import { buildApiServer } from '../../src/api/server.js';
 import { generateFile } from '../../src/cli/generate.js';
 import type { GenerateReport } from '../../src/devnet/chain.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile, type ReplayStats } from '../../src/ingest/replay.js';
 import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
 import type { Store } from '../../src/store/store.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { startTestApi } from '../support/api.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import type { NewBlockMessage } from '../support/node-messages.js';
 
 // A generated chain that enters Nakamoto, replayed through the ingestor: zero errors, and the index and the
@@ -56,7 +57,7 @@ after(async () => {
 
 const iso = (t: number) => new Date(t * 1000).toISOString();
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`a generated Nakamoto-era chain (${engine})`, () => {
     // the chain replayed once, read by the first two tests
     let store: Store;
@@ -87,7 +88,7 @@ for (const engine of engines) {
       assert.equal(report.tipTenureHeight, CHAIN.nakamotoHeight - 1 + report.tenures);
 
       // tx counts by type, as the API types them (a hundred ids a request)
-      const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+      const { app } = await startTestApi({ store });
       const txTypes: Record<string, number> = {};
       try {
         const ids = (
@@ -120,7 +121,7 @@ for (const engine of engines) {
     });
 
     test('the API serves its blocks, tenure changes and coinbases as the messages hold them', async () => {
-      const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+      const { app } = await startTestApi({ store });
       const get = async <T>(url: string) => {
         const res = await app.inject({ method: 'GET', url });
         assert.equal(res.statusCode, 200, url);
@@ -244,7 +245,7 @@ for (const engine of engines) {
 
     test('mempool: a Nakamoto block collects txs pending over 2560 minutes, an epoch 2.x block does not', async () => {
       const store = await openTestStore(engine);
-      const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+      const { app } = await startTestApi({ store });
       const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
       // (a plain array: the driver's result class would not deep-equal one)
       const pending = async () => [

@@ -29,7 +29,7 @@ export const CHAIN_STATE_CHANNEL = 'chain_state';
  * How long a cached chain state is trusted without a word from ingest: the fallback should a notification
  * be lost (the listening connection down, a writer that does not notify).
  */
-const CHAIN_STATE_TTL_MS = 1000;
+export const CHAIN_STATE_TTL_MS = 1000;
 
 /**
  * The chain state, read once and shared by the requests that follow instead of one query each (the ETag
