@@ -13,7 +13,8 @@ import pino from 'pino';
 import { generateFile } from '../src/cli/generate.js';
 import { defaultNakamotoHeight, type GenerateReport } from '../src/devnet/chain.js';
 import { Ingestor } from '../src/ingest/ingestor.js';
-import { progressBar, replayFile } from '../src/ingest/replay.js';
+import { replayFile } from '../src/ingest/replay.js';
+import { replayProgress } from '../src/cli/progress.js';
 import { openDatabase, type Engine } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
 import { Store } from '../src/store/store.js';
@@ -144,16 +145,16 @@ export async function ingestInto(
   try {
     await migrate(db.sql);
     const ingestor = new Ingestor(store, { isMainnet: true, logger: pino({ level: 'warn' }) });
-    const bar = progressBar(options.label ?? `ingest (${engine})`);
+    const bar = replayProgress(options.label ?? `ingest (${engine})`);
     const pgCpu0 = pgPid ? processTreeCpuSeconds(pgPid) : 0;
     const cpu0 = process.cpuUsage();
-    const stats = await replayFile(ingestor, file, { onProgress: bar.update });
+    const stats = await replayFile(ingestor, file, { onProgress: bar.onProgress });
     const cpu = process.cpuUsage(cpu0);
     const cpuSeconds = {
       indexer: Math.round((cpu.user + cpu.system) / 1e4) / 100,
       postgres: pgPid ? Math.round((processTreeCpuSeconds(pgPid) - pgCpu0) * 100) / 100 : undefined,
     };
-    bar.done();
+    bar.stop(true);
     if (options.pgStats) await printStatementStats(store);
     const [row] = await store.sql<{ n: number }[]>`
       SELECT count(DISTINCT tx_id)::int AS n FROM txs

@@ -10,7 +10,7 @@ import {
 import { isEmptyIndex, showcaseIds } from '../store/read/showcase.js';
 import type { Store } from '../store/store.js';
 import { MEMPOOL_GC_BLOCKS, MEMPOOL_GC_MINUTES } from '../store/write/mempool.js';
-import { generationProgress } from './generate.js';
+import { generationProgress } from './progress.js';
 import { createIngestor } from './runtime.js';
 import { serve, type RunningService } from './serve.js';
 
@@ -52,12 +52,16 @@ export async function seedDemoChain(
     mempoolGcBlocks: MEMPOOL_GC_BLOCKS,
     mempoolGcMinutes: MEMPOOL_GC_MINUTES,
     ...chain,
-    onProgress: bar?.update,
+    onProgress: bar?.onProgress,
   };
-  const report = await generateChain(generated, async (message) => {
-    await ingestor.apply(message.path, message.payload, message.receivedAt);
-  });
-  bar?.done();
+  let report: GenerateReport | undefined;
+  try {
+    report = await generateChain(generated, async (message) => {
+      await ingestor.apply(message.path, message.payload, message.receivedAt);
+    });
+  } finally {
+    bar?.stop(report !== undefined);
+  }
   logger.info(
     {
       blocks: report.tipHeight,
@@ -133,6 +137,37 @@ export async function urlsToTry(
   return urls;
 }
 
+/**
+ * What the service's rate limits mean for someone trying the API from this machine, and how to change
+ * them (the demo is throttled like production: /doc and the typed client count too).
+ */
+export function rateLimitNote(
+  config: Pick<
+    Config,
+    'RATE_LIMIT_ENABLED' | 'RATE_LIMIT_ANON_PER_MIN' | 'RATE_LIMIT_KEY_PER_MIN' | 'API_KEYS_REQUIRED'
+  >,
+): string {
+  if (!config.RATE_LIMIT_ENABLED) return 'Rate limits are off (RATE_LIMIT_ENABLED=false).';
+  const anonymous = config.API_KEYS_REQUIRED
+    ? 'an API key is required (API_KEYS_REQUIRED=true)'
+    : `${config.RATE_LIMIT_ANON_PER_MIN} requests a minute per client IP without an API key (RATE_LIMIT_ANON_PER_MIN)`;
+  return (
+    `Rate limits: ${anonymous}, ${config.RATE_LIMIT_KEY_PER_MIN} with one (RATE_LIMIT_KEY_PER_MIN); ` +
+    'over the limit, 429 (/doc and its "Try it out" count too).\n' +
+    'For local use: RATE_LIMIT_ENABLED=false npm start, or raise RATE_LIMIT_ANON_PER_MIN.'
+  );
+}
+
+/** The text `npm start` prints once the service answers: where it is, what to try, the rate limits. */
+export function startBanner(config: Config, base: string, urls: { what: string; path: string }[]): string {
+  const width = Math.max(...urls.map((u) => u.what.length));
+  return (
+    `\nStacks read API on ${base} — try:\n` +
+    urls.map((u) => `  ${u.what.padEnd(width)}  ${base}${u.path}`).join('\n') +
+    `\n\n${rateLimitNote(config)}\n\n`
+  );
+}
+
 /** `start`: serve on the configured database (PGlite by default), seeding an empty one with the demo chain. */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   const service = await serve(config, logger, 'both', {
@@ -145,11 +180,6 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   const address = api.server.address();
   const port = typeof address === 'object' && address ? address.port : config.API_PORT;
   const urls = await urlsToTry(api, service.store!);
-  const width = Math.max(...urls.map((u) => u.what.length));
-  process.stdout.write(
-    `\nStacks read API on http://${host}:${port} — try:\n` +
-      urls.map((u) => `  ${u.what.padEnd(width)}  http://${host}:${port}${u.path}`).join('\n') +
-      '\n\n',
-  );
+  process.stdout.write(startBanner(config, `http://${host}:${port}`, urls));
   return service;
 }

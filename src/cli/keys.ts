@@ -12,10 +12,6 @@ export interface KeysOutput {
 
 export class KeysUsageError extends Error {}
 
-export const KEYS_USAGE = `  keys create --label L               create an API key; the key is printed once (stdout), only its hash is kept
-  keys list                           list API keys (id, label, created, last used, revoked)
-  keys revoke ID                      revoke a key (API instances stop accepting it within 30 s)`;
-
 function time(value: Date | null): string {
   return value ? value.toISOString() : '-';
 }

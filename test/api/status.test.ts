@@ -24,7 +24,6 @@ const MOCKNET_TIP = {
   microblock_sequence: 1,
   burn_block_height: 29,
 };
-const MOCKNET_LAST_MESSAGE = '2021-07-28T22:05:58.964Z';
 
 async function replayed(engine: Engine, fixture: string, onMessage?: IngestorOptions['onMessage']) {
   const store = await openTestStore(engine);
@@ -92,22 +91,22 @@ for (const engine of testEngines(import.meta.url)) {
           status: 'ready',
           chain_tip: MOCKNET_TIP,
         });
-        const before = Date.now();
+        const replayedBy = Date.now();
         const ready = (await app.inject({ url: '/ready' })).json();
         assert.equal(ready.status, 'ready');
-        const expectedAge = (before - Date.parse(MOCKNET_LAST_MESSAGE)) / 1000;
-        assert.ok(
-          Math.abs(ready.ingest.seconds_since_last_message - expectedAge) < 60,
-          'age of the last message',
-        );
+        // The lag is the time since this indexer received a message (the replay, just now), not since the
+        // time the file records (mocknet's last message is from 2021-07-28: 4+ years of "lag").
+        assert.ok(ready.ingest.seconds_since_last_message >= 0, 'not negative');
+        assert.ok(ready.ingest.seconds_since_last_message < 60, 'the replay just delivered its messages');
+        assert.ok(replayedBy - Date.parse(ready.ingest.last_message_at) < 60_000, 'stored just now');
         assert.deepEqual(
-          { ...ready.ingest, seconds_since_last_message: 0 },
+          { ...ready.ingest, seconds_since_last_message: 0, last_message_at: '' },
           {
             stacks_tip_height: 28,
             stacks_tip_burn_height: 29,
             burn_tip_height: 29,
             lag_blocks: 0,
-            last_message_at: MOCKNET_LAST_MESSAGE,
+            last_message_at: '',
             seconds_since_last_message: 0,
           },
         );

@@ -38,6 +38,11 @@ export function fixtureFile(name: string): string {
   return sharedPath('fixtures', 'event-replay', `${name}.tsv`);
 }
 
+/** A generated chain of the shared data (`fixtures/generated/<name>.tsv`, e.g. `gen-small`). */
+export function generatedFixtureFile(name: string): string {
+  return sharedPath('fixtures', 'generated', `${name}.tsv`);
+}
+
 /** The messages of a recorded chain, in order (read at once: the fixtures are small). */
 export function fixtureMessages(name: string): RecordedMessage[] {
   return readFileSync(fixtureFile(name), 'utf8')
