@@ -1,27 +1,31 @@
 // Account reads at any history size: `npx tsx bench/accounts.ts [--txs 1000000] [--rounds 1000] [--seconds 5]`.
 //
-// On a throwaway PostgreSQL, builds a chain where one "hot" principal has --txs transactions (an STX
-// transfer each, 100 per block) and a "small" principal has 10. Rows are written by the indexer's own write
-// path (insertBlock, insertChainRows, addBlockContributions, setChainTipBlock: what ingest runs once a
-// message is decoded), so running balances, the principal index and its ordinals are what ingest keeps.
+// On a throwaway PostgreSQL, indexes a chain where one "hot" principal sends --txs transactions (an STX
+// transfer each, 100 per block) and a "small" principal receives 10 of them, through the indexer's real ingest
+// path (the chain's /new_block messages replayed through the Ingestor, as `replay` does), so running balances,
+// the principal index and its ordinals are what ingest keeps. The messages are built by the tests' chain
+// builder from transactions signed by the generator's signer (on every core), and written once to
+// bench/out/accounts-<txs>.tsv: later runs only replay it.
 // Then the read API is served on loopback; latency is timed request by request (all URLs interleaved, one
 // keep-alive connection), throughput with autocannon. Prints a Markdown table (for bench/RESULTS.md).
+import { createWriteStream, existsSync, mkdirSync, renameSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { c32address } from 'c32check';
-import { makeSTXTokenTransfer, serializeTransaction } from '@stacks/transactions';
 import pino from 'pino';
-import { buildApiServer } from '../src/api/server.js';
-import { decodeTransaction } from '../src/chain/index.js';
-import { decodedColumns } from '../src/ingest/chain-rows.js';
-import { openDatabase } from '../src/store/db.js';
+import { KeyRing, type Account } from '../src/devnet/keys.js';
+import { SignerPool } from '../src/devnet/signer-pool.js';
+import { AnchorMode, encodeClearedTx, PostConditionMode, tokenTransferPayload } from '../src/devnet/wire.js';
+import { Ingestor } from '../src/ingest/ingestor.js';
+import { replayFile } from '../src/ingest/replay.js';
+import { formatTsvLine } from '../src/protocol/tsv.js';
+import { startTestApi } from '../test/support/api.js';
+import { ev, TestChain, type MinedTx } from '../test/support/chain.js';
+import { connectTestDatabase } from '../test/support/database.js';
 import { migrate } from '../src/store/migrate.js';
 import { Store } from '../src/store/store.js';
-import { insertBlock, insertChainRows } from '../src/store/write/blocks.js';
-import { addBlockContributions } from '../src/store/write/contributions.js';
-import { type BlockRow, type ChainRows } from '../src/store/schema/rows.js';
-import { ANCHORED_SEQUENCE, AssetEventType, EventKind, TxStatus } from '../src/store/schema/codes.js';
-import { setChainTipBlock } from '../src/store/write/tip.js';
 import { startPostgres } from '../test/support/postgres.js';
 
 const { values } = parseArgs({
@@ -39,177 +43,97 @@ const ROUNDS = Number(values.rounds);
 const TXS_PER_BLOCK = 100;
 const BLOCKS_PER_BATCH = 50;
 const SMALL_TXS = 10;
+const FEE = 180;
 
 const logger = pino({ level: 'warn' });
-const hex = (n: number, tag: string) => `0x${tag}${n.toString(16).padStart(64 - tag.length, '0')}`;
-const address = (n: number) => c32address(26, n.toString(16).padStart(40, '0'));
 
-const HOT = address(0xa11ce);
-const SMALL = address(0x5a11);
-const RECIPIENTS = Array.from({ length: 1000 }, (_, i) => address(0x100000 + i));
+const keys = new KeyRing('bench-accounts');
+const hotAccount = keys.add('hot');
+const smallAccount = keys.add('small');
+const recipients = Array.from({ length: 1000 }, (_, i) => keys.add(`recipient:${i}`));
+const HOT = hotAccount.address;
+const SMALL = smallAccount.address;
 
-/** A real signed transfer, decoded once: the columns every generated tx shares (its payload varies). */
-async function templateColumns() {
-  const tx = await makeSTXTokenTransfer({
-    recipient: RECIPIENTS[0],
-    amount: 1n,
-    senderKey: 'edf9aee84d9b7abc145504dde6726c64f369d37ee34ded868fabd876c26570bc01',
-    fee: 180n,
-    nonce: 0n,
-    network: 'testnet',
-  });
-  const raw = `0x${serializeTransaction(tx)}`;
-  return decodedColumns(`0x${tx.txid()}`, raw, decodeTransaction(raw));
-}
-
-function blockRow(height: number): BlockRow {
-  return {
-    index_block_hash: hex(height, 'b1'),
-    block_hash: hex(height, 'b2'),
-    block_height: height,
-    parent_index_block_hash: hex(height - 1, 'b1'),
-    parent_block_hash: hex(height - 1, 'b2'),
-    parent_microblock_hash: hex(0, ''),
-    parent_microblock_sequence: 0,
-    burn_block_hash: hex(height, 'bb'),
-    burn_block_height: 1000 + height,
-    burn_block_time: 1_700_000_000 + height * 600,
-    parent_burn_block_time: 1_700_000_000 + (height - 1) * 600,
-    block_time: 1_700_000_000 + height * 600,
-    miner_txid: hex(height, 'ee'),
-    tenure_height: null,
-    signer_bitvec: null,
-    tx_count: TXS_PER_BLOCK,
-    execution_cost_read_count: 0,
-    execution_cost_read_length: 0,
-    execution_cost_runtime: 0,
-    execution_cost_write_count: 0,
-    execution_cost_write_length: 0,
-    canonical: true,
-  };
-}
-
-/** Block `height`: HOT sends 1 µSTX per tx; the first SMALL_TXS txs of the chain go to SMALL. */
-function blockRows(
-  height: number,
-  template: Awaited<ReturnType<typeof templateColumns>>,
-  sequence: { n: number },
-) {
-  const block = blockRow(height);
-  const rows: ChainRows = { txs: [], events: [], smartContracts: [], principalTxs: [] };
-  for (let txIndex = 0; txIndex < TXS_PER_BLOCK; txIndex++) {
-    const n = sequence.n++;
-    const recipient = n < SMALL_TXS ? SMALL : RECIPIENTS[n % RECIPIENTS.length];
-    const txId = hex(n + 1, 'f0');
-    const located = {
-      tx_id: txId,
-      index_block_hash: block.index_block_hash,
-      microblock_hash: '',
-      block_height: height,
-      tx_index: txIndex,
-      microblock_sequence: ANCHORED_SEQUENCE,
-      canonical: true,
-      microblock_canonical: true,
-    };
-    rows.txs.push({
-      ...template,
-      tx_id: txId,
-      nonce: n,
-      sender_address: HOT,
-      token_transfer_recipient: recipient,
-      token_transfer_amount: '1',
-      payload: {
-        token_transfer: { recipient_address: recipient, amount: '1', memo: `0x${'00'.repeat(34)}` },
-      },
-      index_block_hash: block.index_block_hash,
-      microblock_hash: '',
-      block_hash: block.block_hash,
-      block_height: height,
-      block_time: block.block_time,
-      burn_block_time: block.burn_block_time,
-      burn_block_height: block.burn_block_height,
-      parent_burn_block_time: block.parent_burn_block_time,
-      parent_block_hash: block.parent_block_hash,
-      parent_index_block_hash: block.parent_index_block_hash,
-      tx_index: txIndex,
-      microblock_sequence: ANCHORED_SEQUENCE,
-      canonical: true,
-      microblock_canonical: true,
-      status: TxStatus.success,
-      raw_result: '0x0703',
-      result_repr: '(ok true)',
-      vm_error: null,
-      event_count: 1,
-      execution_cost_read_count: 0,
-      execution_cost_read_length: 0,
-      execution_cost_runtime: 0,
-      execution_cost_write_count: 0,
-      execution_cost_write_length: 0,
-    });
-    rows.events.push({
-      ...located,
-      event_index: 0,
-      kind: EventKind.stxAsset,
-      asset_event_type: AssetEventType.transfer,
-      sender: HOT,
-      recipient,
-      amount: '1',
-      asset_identifier: null,
-      value: null,
-      value_repr: null,
-      memo: '0x',
-      contract_id: null,
-      topic: null,
-      locked_address: null,
-      unlock_height: null,
-      pox_name: null,
-    });
-    for (const principal of [HOT, recipient]) {
-      rows.principalTxs.push({
-        principal,
-        tx_id: txId,
-        index_block_hash: block.index_block_hash,
-        microblock_hash: '',
-        block_height: height,
-        microblock_sequence: ANCHORED_SEQUENCE,
-        tx_index: txIndex,
-        canonical: true,
-        microblock_canonical: true,
-      });
-    }
-  }
-  return { block, rows };
-}
-
-async function load(store: Store) {
-  const template = await templateColumns();
-  const blocks = Math.ceil(HOT_TXS / TXS_PER_BLOCK);
-  const sequence = { n: 0 };
+/** The chain's messages in a TSV file (built once per size): a block paying HOT a reward, then its transfers. */
+async function accountsChain(): Promise<string> {
+  const dir = join(import.meta.dirname, 'out');
+  const file = join(dir, `accounts-${HOT_TXS}.tsv`);
+  if (existsSync(file)) return file;
+  mkdirSync(dir, { recursive: true });
   const started = performance.now();
-  for (let first = 1; first <= blocks; first += BLOCKS_PER_BATCH) {
-    const last = Math.min(blocks, first + BLOCKS_PER_BATCH - 1);
-    await store.transaction(async (sql) => {
-      const hashes: string[] = [];
-      const all: ChainRows = { txs: [], events: [], smartContracts: [], principalTxs: [] };
-      let tip: BlockRow | undefined;
-      for (let height = first; height <= last; height++) {
-        const { block, rows } = blockRows(height, template, sequence);
-        await insertBlock(sql, block);
-        all.txs.push(...rows.txs);
-        all.events.push(...rows.events);
-        all.principalTxs.push(...rows.principalTxs);
-        hashes.push(block.index_block_hash);
-        tip = block;
-      }
-      await insertChainRows(sql, all);
-      await addBlockContributions(sql, hashes);
-      await setChainTipBlock(sql, tip!, [null, null, null, null]);
+  const chain = new TestChain();
+  const out = createWriteStream(`${file}.partial`);
+  let id = 0;
+  const write = async (message: { path: string; body: string }) => {
+    const line = formatTsvLine({
+      id: String(++id),
+      receivedAt: new Date(Date.UTC(2024, 0, 1) + id * 1000),
+      path: message.path,
+      payload: message.body,
     });
-    if (last % 1000 === 0 || last === blocks) {
-      const rate = Math.round(sequence.n / ((performance.now() - started) / 1000));
-      process.stderr.write(`\rloaded ${sequence.n} txs (${last}/${blocks} blocks, ${rate} txs/s)   `);
+    if (!out.write(line)) await once(out, 'drain');
+  };
+  await write(chain.buildBlock({ minerRewards: [{ recipient: HOT, coinbase: 10 ** 12 }] }).message);
+  const memo = new Uint8Array(34);
+  const transfer = (to: Account) => tokenTransferPayload(to.principal, 1n, memo);
+  const pool = new SignerPool(keys.material(), availableParallelism());
+  try {
+    const blocks = Math.ceil(HOT_TXS / TXS_PER_BLOCK);
+    for (let first = 0; first < blocks; first += BLOCKS_PER_BATCH) {
+      const nonces = Array.from(
+        { length: Math.min(blocks - first, BLOCKS_PER_BATCH) * TXS_PER_BLOCK },
+        (_, i) => first * TXS_PER_BLOCK + i,
+      ).filter((nonce) => nonce < HOT_TXS);
+      const to = nonces.map((n) => (n < SMALL_TXS ? smallAccount : recipients[n % recipients.length]));
+      const signed = await pool.sign(
+        nonces.map((nonce, i) => ({
+          cleared: encodeClearedTx({
+            originSigner: hotAccount.hash160,
+            sponsored: false,
+            anchorMode: AnchorMode.Any,
+            postConditionMode: PostConditionMode.Deny,
+            postConditions: [],
+            payload: transfer(to[i]),
+          }),
+          origin: hotAccount.key,
+          nonce,
+          fee: FEE,
+          sponsor: -1,
+          sponsorNonce: 0,
+          sponsorFee: 0,
+        })),
+      );
+      const mined: MinedTx[] = signed.map((tx, i) => ({
+        tx: { txid: `0x${tx.txid.toString('hex')}`, raw: `0x${tx.raw.toString('hex')}`, sender: HOT },
+        events: [ev.stxTransfer(HOT, to[i].address, 1)],
+      }));
+      for (let at = 0; at < mined.length; at += TXS_PER_BLOCK) {
+        await write(chain.buildBlock({ txs: mined.slice(at, at + TXS_PER_BLOCK) }).message);
+      }
+      process.stderr.write(`\rsigned ${first * TXS_PER_BLOCK + nonces.length} of ${HOT_TXS} txs   `);
     }
+  } finally {
+    await pool.close();
   }
+  out.end();
+  await once(out, 'finish');
+  renameSync(`${file}.partial`, file);
+  process.stderr.write(`\nwrote ${file} in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+  return file;
+}
+
+/** Replays the chain into the store through the ingest path; returns the seconds it took. */
+async function load(store: Store, file: string) {
+  const started = performance.now();
+  const ingestor = new Ingestor(store, { isMainnet: true, logger });
+  await replayFile(ingestor, file, {
+    onProgress: ({ stats }) => {
+      if (stats.blocks % 1000 === 0) {
+        const rate = Math.round((stats.blocks * TXS_PER_BLOCK) / stats.seconds);
+        process.stderr.write(`\rloaded ${stats.blocks} blocks (${rate} txs/s)   `);
+      }
+    },
+  });
   process.stderr.write('\n');
   await store.sql`ANALYZE`;
   return (performance.now() - started) / 1000;
@@ -263,12 +187,13 @@ function summary(t: Target) {
 
 const pg = await startPostgres();
 try {
+  const file = await accountsChain();
   const url = await pg.createDatabase('bench_accounts');
-  const db = await openDatabase({ url, pgliteDir: '', poolMax: 1 });
+  const db = await connectTestDatabase(url);
   await migrate(db.sql);
   const store = new Store(db);
   try {
-    const seconds = await load(store);
+    const seconds = await load(store, file);
     const [{ n }] = await store.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM txs`;
     const [hot] = await store.sql<{ tx_count: number }[]>`
       SELECT tx_count FROM principal_stats WHERE principal = ${HOT}`;
@@ -276,10 +201,7 @@ try {
       `\nloaded ${n} txs in ${seconds.toFixed(1)} s; ${HOT} has ${hot.tx_count} txs, ${SMALL} has 10\n`,
     );
 
-    const app = await buildApiServer({ store, logger, apiVersion: 'bench' });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const address = app.server.address();
-    const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const { app, baseUrl: base } = await startTestApi({ store, logger, apiVersion: 'bench', listen: true });
     const offset = Math.floor(HOT_TXS * 0.9);
     const half = Math.floor(HOT_TXS / TXS_PER_BLOCK / 2);
     const twt = '/transactions_with_transfers';

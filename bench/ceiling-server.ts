@@ -1,10 +1,12 @@
-// The ceiling of the HTTP benchmark: a bare Fastify route doing one primary-key lookup on the same database,
-// with the same pool settings as the API (one typed config, the same client options), in its own process.
-// No schemas, no plugins: what a request costs when the handler is one indexed read and JSON.stringify.
+// The two ceilings of the HTTP benchmark, in their own process:
+//   GET /ceiling/bare → a constant JSON object the size of a block answer, no database: what Fastify itself
+//     costs per request on this machine (with the load tool sharing the cores);
+//   GET /ceiling/block/:index_block_hash → one primary-key lookup on the same database, with the same pool
+//     settings as the API (one typed config, the same client options), 404 if unknown: what a request costs
+//     when the handler is one indexed read and JSON.stringify.
+// No schemas, no plugins.
 //
 //   DATABASE_URL=postgres://… API_PORT=4000 npx tsx bench/ceiling-server.ts
-//
-// GET /ceiling/block/:index_block_hash → the block's row (by the primary key of `blocks`), 404 if unknown.
 import Fastify from 'fastify';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/store/db.js';
@@ -18,6 +20,32 @@ const db = await openDatabase({
   applicationName: 'bench-ceiling',
 });
 const app = Fastify({ logger: false });
+
+/** About the size of `GET /extended/v2/blocks/:height` (~800 bytes): hashes, heights, times, costs. */
+const BARE_ANSWER = {
+  canonical: true,
+  height: 123_456,
+  hash: '0x' + 'a'.repeat(64),
+  block_time: 1_700_000_000,
+  block_time_iso: '2023-11-14T22:13:20.000Z',
+  tenure_height: 12_345,
+  index_block_hash: '0x' + 'b'.repeat(64),
+  parent_block_hash: '0x' + 'c'.repeat(64),
+  parent_index_block_hash: '0x' + 'd'.repeat(64),
+  burn_block_time: 1_700_000_000,
+  burn_block_time_iso: '2023-11-14T22:13:20.000Z',
+  burn_block_hash: '0x' + 'e'.repeat(64),
+  burn_block_height: 876_543,
+  miner_txid: '0x' + 'f'.repeat(64),
+  tx_count: 42,
+  execution_cost_read_count: 1234,
+  execution_cost_read_length: 123_456,
+  execution_cost_runtime: 12_345_678,
+  execution_cost_write_count: 123,
+  execution_cost_write_length: 12_345,
+};
+
+app.get('/ceiling/bare', async () => BARE_ANSWER);
 
 app.get<{ Params: { hash: string } }>('/ceiling/block/:hash', async (request, reply) => {
   const [row] = await db.sql`

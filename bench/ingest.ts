@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { generateFile } from '../src/cli/generate.js';
-import type { GenerateReport } from '../src/devnet/chain.js';
+import { defaultNakamotoHeight, type GenerateReport } from '../src/devnet/chain.js';
 import { Ingestor } from '../src/ingest/ingestor.js';
-import { progressBar, replayFile } from '../src/ingest/replay.js';
+import { replayFile } from '../src/ingest/replay.js';
+import { replayProgress } from '../src/cli/progress.js';
 import { openDatabase, type Engine } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
 import { Store } from '../src/store/store.js';
@@ -66,7 +67,10 @@ export function postmasterPid(cluster: TestPostgres): number {
   return Number(readFileSync(join(cluster.dataDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
 }
 
-/** Generates (or reuses) the chain file for these sizes. */
+/**
+ * Generates (or reuses) the chain file for these sizes: epoch 2.x, then Nakamoto from the generator's
+ * default height (the chain's current shape; the height is in the file name).
+ */
 export async function benchChain(options: {
   blocks: number;
   accounts: number;
@@ -75,12 +79,13 @@ export async function benchChain(options: {
   dir: string;
 }): Promise<{ file: string; report?: GenerateReport }> {
   mkdirSync(options.dir, { recursive: true });
+  const nakamotoHeight = defaultNakamotoHeight(options.blocks);
   const file = join(
     options.dir,
-    `chain-${options.seed}-${options.blocks}b-${options.accounts}a-${options.txsPerBlock}t.tsv`,
+    `chain-${options.seed}-${options.blocks}b-${options.accounts}a-${options.txsPerBlock}t-n${nakamotoHeight}.tsv`,
   );
   if (existsSync(file)) return { file };
-  const report = await generateFile(options, file + '.partial');
+  const report = await generateFile({ ...options, nakamotoHeight }, file + '.partial');
   const { renameSync } = await import('node:fs');
   renameSync(file + '.partial', file);
   return { file, report };
@@ -140,16 +145,16 @@ export async function ingestInto(
   try {
     await migrate(db.sql);
     const ingestor = new Ingestor(store, { isMainnet: true, logger: pino({ level: 'warn' }) });
-    const bar = progressBar(options.label ?? `ingest (${engine})`);
+    const bar = replayProgress(options.label ?? `ingest (${engine})`);
     const pgCpu0 = pgPid ? processTreeCpuSeconds(pgPid) : 0;
     const cpu0 = process.cpuUsage();
-    const stats = await replayFile(ingestor, file, { onProgress: bar.update });
+    const stats = await replayFile(ingestor, file, { onProgress: bar.onProgress });
     const cpu = process.cpuUsage(cpu0);
     const cpuSeconds = {
       indexer: Math.round((cpu.user + cpu.system) / 1e4) / 100,
       postgres: pgPid ? Math.round((processTreeCpuSeconds(pgPid) - pgCpu0) * 100) / 100 : undefined,
     };
-    bar.done();
+    bar.stop(true);
     if (options.pgStats) await printStatementStats(store);
     const [row] = await store.sql<{ n: number }[]>`
       SELECT count(DISTINCT tx_id)::int AS n FROM txs

@@ -9,7 +9,8 @@ import {
   type Family,
   type FixtureRun,
 } from '../test/conformance/harness.js';
-import { engines, stopOwnCluster } from '../test/support/database.js';
+import { stopOwnCluster } from '../test/support/database.js';
+import { engines } from '../test/support/engines.js';
 import { fixtureNames } from '../test/support/shared.js';
 
 const { values } = parseArgs({

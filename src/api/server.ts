@@ -14,6 +14,7 @@ import {
 import { conventionalHeaders, registerConventions } from './plugins/conventions.js';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
+import { registerRequestLog } from './plugins/request-log.js';
 import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerStrictNumbers } from './plugins/strict-numbers.js';
 import { registerRoutes } from './routes/index.js';
@@ -33,6 +34,8 @@ export interface ApiServerOptions {
   primaryStore?: Store;
   /** Request counts and latencies per route (see src/metrics.ts); none when absent. */
   requestMetrics?: RequestMetrics;
+  /** One log line per request at info (plugins/request-log.ts). */
+  logRequests?: boolean;
 }
 
 const MAX_PARAM_LENGTH = 1000;
@@ -51,6 +54,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
   registerErrorHandling(app);
   await registerConventions(app, options.apiVersion);
   if (options.requestMetrics) registerRequestMetrics(app, options.requestMetrics);
+  if (options.logRequests) registerRequestLog(app);
   // Before any route: the OpenAPI document collects routes as they are added.
   await registerOpenApi(app, { version: packageVersion() });
   if (options.accessControl) {

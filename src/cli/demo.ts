@@ -1,24 +1,33 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { generateChain, type GenerateOptions, type GenerateReport } from '../devnet/chain.js';
+import {
+  defaultNakamotoHeight,
+  generateChain,
+  type GenerateOptions,
+  type GenerateReport,
+} from '../devnet/chain.js';
 import { isEmptyIndex, showcaseIds } from '../store/read/showcase.js';
 import type { Store } from '../store/store.js';
-import { MEMPOOL_GC_BLOCKS } from '../store/write/mempool.js';
-import { generationProgress } from './generate.js';
+import { MEMPOOL_GC_BLOCKS, MEMPOOL_GC_MINUTES } from '../store/write/mempool.js';
+import { generationProgress } from './progress.js';
 import { createIngestor } from './runtime.js';
 import { serve, type RunningService } from './serve.js';
 
 // `npm start`: the service on the embedded database, seeded with a generated demo chain the first time,
 // then a list of URLs to try.
 
-/** The demo chain: small enough to generate and index in seconds, rich enough to show every feature. */
+/**
+ * The demo chain: small enough to generate and index in seconds, rich enough to show every feature: epoch
+ * 2.x with microblocks and a fork, then Nakamoto tenures, as today's chain.
+ */
 const DEMO_CHAIN: Omit<GenerateOptions, 'onProgress'> = {
   blocks: 100,
   accounts: 40,
   seed: 'demo',
   txsPerBlock: 10,
   workers: 0,
+  nakamotoHeight: defaultNakamotoHeight(100),
 };
 
 /**
@@ -39,11 +48,20 @@ export async function seedDemoChain(
   );
   const ingestor = createIngestor(store, config, logger);
   const bar = options.showProgress ? generationProgress('demo chain', chain.blocks) : undefined;
-  const generated = { mempoolGcBlocks: MEMPOOL_GC_BLOCKS, ...chain, onProgress: bar?.update };
-  const report = await generateChain(generated, async (message) => {
-    await ingestor.apply(message.path, message.payload, message.receivedAt);
-  });
-  bar?.done();
+  const generated = {
+    mempoolGcBlocks: MEMPOOL_GC_BLOCKS,
+    mempoolGcMinutes: MEMPOOL_GC_MINUTES,
+    ...chain,
+    onProgress: bar?.onProgress,
+  };
+  let report: GenerateReport | undefined;
+  try {
+    report = await generateChain(generated, async (message) => {
+      await ingestor.apply(message.path, message.payload, message.receivedAt);
+    });
+  } finally {
+    bar?.stop(report !== undefined);
+  }
   logger.info(
     {
       blocks: report.tipHeight,
@@ -119,6 +137,37 @@ export async function urlsToTry(
   return urls;
 }
 
+/**
+ * What the service's rate limits mean for someone trying the API from this machine, and how to change
+ * them (the demo is throttled like production: /doc and the typed client count too).
+ */
+export function rateLimitNote(
+  config: Pick<
+    Config,
+    'RATE_LIMIT_ENABLED' | 'RATE_LIMIT_ANON_PER_MIN' | 'RATE_LIMIT_KEY_PER_MIN' | 'API_KEYS_REQUIRED'
+  >,
+): string {
+  if (!config.RATE_LIMIT_ENABLED) return 'Rate limits are off (RATE_LIMIT_ENABLED=false).';
+  const anonymous = config.API_KEYS_REQUIRED
+    ? 'an API key is required (API_KEYS_REQUIRED=true)'
+    : `${config.RATE_LIMIT_ANON_PER_MIN} requests a minute per client IP without an API key (RATE_LIMIT_ANON_PER_MIN)`;
+  return (
+    `Rate limits: ${anonymous}, ${config.RATE_LIMIT_KEY_PER_MIN} with one (RATE_LIMIT_KEY_PER_MIN); ` +
+    'over the limit, 429 (/doc and its "Try it out" count too).\n' +
+    'For local use: RATE_LIMIT_ENABLED=false npm start, or raise RATE_LIMIT_ANON_PER_MIN.'
+  );
+}
+
+/** The text `npm start` prints once the service answers: where it is, what to try, the rate limits. */
+export function startBanner(config: Config, base: string, urls: { what: string; path: string }[]): string {
+  const width = Math.max(...urls.map((u) => u.what.length));
+  return (
+    `\nStacks read API on ${base} — try:\n` +
+    urls.map((u) => `  ${u.what.padEnd(width)}  ${base}${u.path}`).join('\n') +
+    `\n\n${rateLimitNote(config)}\n\n`
+  );
+}
+
 /** `start`: serve on the configured database (PGlite by default), seeding an empty one with the demo chain. */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   const service = await serve(config, logger, 'both', {
@@ -131,11 +180,6 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   const address = api.server.address();
   const port = typeof address === 'object' && address ? address.port : config.API_PORT;
   const urls = await urlsToTry(api, service.store!);
-  const width = Math.max(...urls.map((u) => u.what.length));
-  process.stdout.write(
-    `\nStacks read API on http://${host}:${port} — try:\n` +
-      urls.map((u) => `  ${u.what.padEnd(width)}  http://${host}:${port}${u.path}`).join('\n') +
-      '\n\n',
-  );
+  process.stdout.write(startBanner(config, `http://${host}:${port}`, urls));
   return service;
 }

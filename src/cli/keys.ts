@@ -23,10 +23,6 @@ export interface KeysArgs {
 
 export class KeysUsageError extends Error {}
 
-export const KEYS_USAGE = `  keys create --label L               create an API key; the key is printed once (stdout), only its hash is kept
-  keys list                           list API keys (id, label, created, last used, revoked)
-  keys revoke ID                      revoke a key (API instances stop accepting it within 30 s)`;
-
 type KeysAction = { action: 'create'; label: string } | { action: 'list' } | { action: 'revoke'; id: string };
 
 /** The command asked for, or KeysUsageError saying what is missing. */

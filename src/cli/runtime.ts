@@ -6,9 +6,11 @@ import { openDatabase } from '../store/db.js';
 import { migrate, pendingMigrations } from '../store/migrate.js';
 import { Store } from '../store/store.js';
 import { keysControlHandler } from './keys.js';
+import { logDestination } from './progress.js';
 
+/** The service's JSON logger on stdout (above the progress bar while one is drawn: cli/progress.ts). */
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.LOG_LEVEL, base: { service: 'stacks-read-api' } });
+  return pino({ level: config.LOG_LEVEL, base: { service: 'stacks-read-api' } }, logDestination);
 }
 
 /** Opens the configured database; migrates it unless `readOnly` (then it must already be up to date). */

@@ -8,9 +8,8 @@ import { buildObserverServer } from '../ingest/observer-server.js';
 import { ServiceMetrics, startMetricsServer } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { serviceVersion } from '../version.js';
+import { doorsOf, portError, type Door, type ServeMode } from './ports.js';
 import { createIngestor, openPrimaryForReader, openReplicaStore, openStore } from './runtime.js';
-
-export type ServeMode = 'both' | 'read-only' | 'write-only';
 
 export interface RunningService {
   api?: FastifyInstance;
@@ -44,6 +43,7 @@ export async function serve(
       'DATABASE_REPLICA_URLS needs DATABASE_URL (the PostgreSQL primary the observer writes to), or serve --read-only',
     );
   }
+  const doors = doorsOf(config, mode);
   const servers: FastifyInstance[] = [];
   const stores = new Set<Store>();
   let closeMetrics: (() => Promise<void>) | undefined;
@@ -104,7 +104,9 @@ export async function serve(
         bodyLimitBytes: config.OBSERVER_BODY_LIMIT_MB * 1024 * 1024,
       });
       servers.push(service.observer);
-      await service.observer.listen({ host: config.OBSERVER_HOST, port: config.OBSERVER_PORT });
+      await listening(doors, 'OBSERVER_PORT', () =>
+        service.observer!.listen({ host: config.OBSERVER_HOST, port: config.OBSERVER_PORT }),
+      );
       logger.info(`event observer listening on ${service.observer.addresses().map(url).join(', ')}`);
     }
     if (mode !== 'write-only' && reads) {
@@ -115,13 +117,18 @@ export async function serve(
         apiVersion: serviceVersion(),
         accessControl: accessControlFromConfig(config),
         requestMetrics: metrics?.requests,
+        logRequests: config.LOG_REQUESTS,
       });
       servers.push(service.api);
-      await service.api.listen({ host: config.API_HOST, port: config.API_PORT });
+      await listening(doors, 'API_PORT', () =>
+        service.api!.listen({ host: config.API_HOST, port: config.API_PORT }),
+      );
       logger.info(`read API listening on ${service.api.addresses().map(url).join(', ')}`);
     }
     if (metrics) {
-      const running = await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT);
+      const running = await listening(doors, 'METRICS_PORT', () =>
+        startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT),
+      );
       closeMetrics = running.close;
       service.metricsPort = running.port;
       logger.info(`metrics on http://${config.METRICS_HOST}:${running.port}/metrics`);
@@ -131,6 +138,23 @@ export async function serve(
     throw err;
   }
   return service;
+}
+
+/**
+ * Listens on a door, a failure to bind named by its variable (checkPorts finds most before start-up; this
+ * covers a port taken since).
+ */
+async function listening<T>(doors: Door[], variable: Door['variable'], listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (err) {
+    const door = doors.find((d) => d.variable === variable);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (door && code && ['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND'].includes(code)) {
+      throw portError(door, err as NodeJS.ErrnoException);
+    }
+    throw err;
+  }
 }
 
 const url = (a: string | { address: string; port: number; family: string }) =>

@@ -31,6 +31,8 @@ export interface ExecutionCost {
 export type TxKind =
   | 'genesis'
   | 'coinbase'
+  | 'nakamoto_coinbase'
+  | 'tenure_change'
   | 'stx_transfer'
   | 'contract_deploy'
   | 'ft_transfer'
@@ -43,7 +45,10 @@ export type TxKind =
 
 export interface TxDraft {
   kind: TxKind;
-  /** null for the unsigned genesis tx, whose raw bytes are given */
+  /**
+   * null for the unsigned genesis tx, whose raw bytes are given, and for a tenure change, signed as its
+   * block is written (it names the block before it)
+   */
   request: SignRequest | null;
   senderAddress: string;
   nonce: number;
@@ -58,6 +63,23 @@ export interface TxDraft {
   txid: string;
   rawTx: string;
 }
+
+/** The API's `tx_type` of each kind. */
+export const TX_TYPES: Record<TxKind, string> = {
+  genesis: 'token_transfer',
+  coinbase: 'coinbase',
+  nakamoto_coinbase: 'coinbase',
+  tenure_change: 'tenure_change',
+  stx_transfer: 'token_transfer',
+  contract_deploy: 'smart_contract',
+  ft_transfer: 'contract_call',
+  ft_mint: 'contract_call',
+  ft_burn: 'contract_call',
+  nft_mint: 'contract_call',
+  nft_transfer: 'contract_call',
+  nft_burn: 'contract_call',
+  stack_stx: 'contract_call',
+};
 
 export function newDraft(fields: Omit<TxDraft, 'txid' | 'rawTx'>): TxDraft {
   return { ...fields, txid: '', rawTx: '' };

@@ -1,6 +1,8 @@
 import type { TxDraft } from './drafts.js';
 
-// Event-observer payloads (the JSON a stacks-node 2.x posts), built from signed drafts.
+// Event-observer payloads built from signed drafts: as a stacks-node 2.x posts them, or (`sorted`) as a 3.x
+// node does, whose JSON objects list their keys in alphabetical order (serde_json maps) and whose
+// transactions carry `contract_interface`.
 
 export interface MicroblockPlacement {
   hash: string;
@@ -13,11 +15,50 @@ export interface PlacedTx {
   microblock: MicroblockPlacement | null;
 }
 
+/** The object with its keys in alphabetical order (one level). */
+export function sortedKeys<T extends object>(object: T): T {
+  return Object.fromEntries(Object.entries(object).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) as T;
+}
+
+function deepSortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(deepSortedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return sortedKeys(Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deepSortedKeys(v)])));
+}
+
 /** The `transactions` and `events` arrays of a block or microblock message, indexes in list order. */
-export function transactionsAndEvents(placed: PlacedTx[]) {
+export function transactionsAndEvents(placed: PlacedTx[], sorted = false) {
   const transactions: object[] = [];
   const events: object[] = [];
   placed.forEach(({ tx, microblock }, txIndex) => {
+    if (sorted) {
+      transactions.push({
+        burnchain_op: null,
+        contract_interface: tx.contractAbi && deepSortedKeys(tx.contractAbi),
+        execution_cost: tx.cost,
+        microblock_hash: microblock?.hash ?? null,
+        microblock_parent_hash: microblock?.parentHash ?? null,
+        microblock_sequence: microblock?.sequence ?? null,
+        raw_result: tx.rawResult,
+        raw_tx: tx.rawTx,
+        status: tx.status,
+        tx_index: txIndex,
+        txid: tx.txid,
+        vm_error: null,
+      });
+      if (tx.status !== 'success') return;
+      for (const event of tx.events) {
+        const body = sortedKeys(event.body);
+        const event_index = events.length;
+        const { txid } = tx;
+        events.push(
+          event.type === 'contract_event'
+            ? { committed: true, contract_event: body, event_index, txid, type: event.type }
+            : { committed: true, event_index, [event.type]: body, txid, type: event.type },
+        );
+      }
+      return;
+    }
     transactions.push({
       txid: tx.txid,
       tx_index: txIndex,

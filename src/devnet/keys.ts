@@ -17,14 +17,14 @@ export interface Account {
 }
 
 /** A private key derived from the seed and a label (e.g. `account:7`, `miner:2`); always a valid scalar. */
-function derivePrivateKey(seed: string, label: string): Buffer {
+export function derivePrivateKey(seed: string, label: string): Buffer {
   for (let attempt = 0; ; attempt++) {
     const key = createHash('sha256').update(`stacks-demo-chain:${seed}:key:${label}:${attempt}`).digest();
     if (secp.utils.isValidPrivateKey(key)) return key;
   }
 }
 
-function hash160(bytes: Uint8Array): Buffer {
+export function hash160(bytes: Uint8Array): Buffer {
   return createHash('ripemd160').update(createHash('sha256').update(bytes).digest()).digest();
 }
 

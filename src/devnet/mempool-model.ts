@@ -18,8 +18,14 @@ export class MempoolModel {
   private readonly byKey = new Map<string, Set<string>>();
   tipHeight = 0;
 
-  /** @param gcBlocks the indexer's mempool garbage-collection age in blocks; undefined: no collection */
-  constructor(private readonly gcBlocks?: number) {}
+  /**
+   * @param gcBlocks the indexer's mempool garbage-collection age in blocks, @param gcMinutes in minutes once
+   * blocks are Nakamoto blocks; undefined: no collection
+   */
+  constructor(
+    private readonly gcBlocks?: number,
+    private readonly gcMinutes?: number,
+  ) {}
 
   get size(): number {
     return this.pending.size;
@@ -87,15 +93,17 @@ export class MempoolModel {
   }
 
   /**
-   * A canonical block (its own and its confirmed microblock txs). On a reorg, `orphaned` are the txs of the
-   * blocks it orphans that the restored fork does not contain (back to pending), and `restored` the txs of
-   * the restored blocks.
+   * A canonical block (its own and its confirmed microblock txs) received at `receiptTime`. On a reorg,
+   * `orphaned` are the txs of the blocks it orphans that the restored fork does not contain (back to
+   * pending), and `restored` the txs of the restored blocks. After a Nakamoto block, txs are collected by
+   * age in minutes rather than in blocks.
    */
   block(
     txs: TxDraft[],
     height: number,
     receiptTime: number,
     reorg?: { orphaned: TxDraft[]; restored: TxDraft[] },
+    nakamoto = false,
   ) {
     if (reorg) {
       this.prune(reorg.restored);
@@ -103,9 +111,10 @@ export class MempoolModel {
     }
     this.prune(txs);
     this.tipHeight = height;
-    if (this.gcBlocks === undefined) return;
-    for (const entry of [...this.pending.values()]) {
-      if (entry.receiptHeight <= height - this.gcBlocks) this.remove(entry.txid);
-    }
+    const stale = nakamoto
+      ? this.gcMinutes !== undefined && ((e: Entry) => e.receiptTime < receiptTime - this.gcMinutes! * 60)
+      : this.gcBlocks !== undefined && ((e: Entry) => e.receiptHeight <= height - this.gcBlocks!);
+    if (!stale) return;
+    for (const entry of [...this.pending.values()]) if (stale(entry)) this.remove(entry.txid);
   }
 }

@@ -49,8 +49,8 @@ function u64(value: number): Buffer {
   return out;
 }
 
-/** 65-byte recoverable signature as Stacks serializes it: recovery id, then r and s. */
-function signHash(hash: Uint8Array, privateKey: Uint8Array): Buffer {
+/** 65-byte recoverable signature as Stacks serializes it (`MessageSignature`): recovery id, then r and s. */
+export function signHash(hash: Uint8Array, privateKey: Uint8Array): Buffer {
   const [compact, recovery] = secp.signSync(hash, privateKey, {
     canonical: true,
     recovered: true,

@@ -17,7 +17,8 @@ import {
 import { newDraft, type EventDraft, type ExecutionCost, type TxDraft, type TxKind } from './drafts.js';
 import { KeyRing, MAINNET_P2PKH, type Account } from './keys.js';
 import { Zipf, derivedBytes, type Random } from './random.js';
-import { sha512_256 } from './signer.js';
+import { sha512_256, signTx, type KeyMaterial } from './signer.js';
+import { vrfProve } from './vrf.js';
 import {
   AnchorMode,
   PostConditionMode,
@@ -29,6 +30,7 @@ import {
   encodeClearedTx,
   errCV,
   ftSentEqualPostCondition,
+  nakamotoCoinbasePayload,
   nftSentPostCondition,
   noneCV,
   okCV,
@@ -36,13 +38,21 @@ import {
   someCV,
   standardPrincipalCV,
   stringAsciiCV,
+  tenureChangePayload,
   tokenTransferPayload,
   trueCV,
   tupleCV,
   uintCV,
   type AssetInfo,
   type CV,
+  type TenureChange,
 } from './wire.js';
+
+/** A draft whose bytes are encoded and signed later, by `seal`. */
+export interface SealedLater {
+  draft: TxDraft;
+  seal: (previousTenureEnd: Buffer) => void;
+}
 
 // The ledger the generator keeps so that every transaction it emits is one the chain would accept and
 // every event is what the contracts would emit: STX balances (with locks), nonces, token balances and NFT
@@ -77,6 +87,7 @@ function cost(runtime: number, reads: number, writes: number, random: Random): E
 
 export class Ledger {
   readonly keys: KeyRing;
+  private readonly keyMaterial: KeyMaterial;
   readonly users: Account[] = [];
   readonly miners: Account[] = [];
   /** the account paying for sponsored transactions */
@@ -117,6 +128,7 @@ export class Ledger {
       this.miners.push(this.keys.add(`miner:${i}`));
       this.minerNonce.push(0);
     }
+    this.keyMaterial = this.keys.material();
     this.sponsor = Math.min(3, accountCount - 1);
     this.zipf = new Zipf(accountCount, 1.1);
   }
@@ -235,20 +247,76 @@ export class Ledger {
 
   /** A miner's coinbase; `commit: false` drafts one without consuming the nonce (a block to be orphaned). */
   coinbase(miner: number, label: string, commit = true): TxDraft {
+    return this.minerTx(
+      miner,
+      'coinbase',
+      coinbasePayload(derivedBytes(this.seed, `coinbase:${label}`)),
+      commit,
+    );
+  }
+
+  /**
+   * The coinbase that opens a Nakamoto tenure: its VRF proof over the sortition hash of the burn block that
+   * elected the miner, proven with the miner's VRF key; the reward may go to another principal.
+   */
+  nakamotoCoinbase(miner: number, label: string, sortitionHash: Buffer, altRecipient: CV | null): TxDraft {
+    const proof = vrfProve(this.vrfKey(miner), sortitionHash);
+    const payload = nakamotoCoinbasePayload(
+      derivedBytes(this.seed, `coinbase:${label}`),
+      altRecipient,
+      proof,
+    );
+    return this.minerTx(miner, 'nakamoto_coinbase', payload, true);
+  }
+
+  /** A miner's VRF secret key (Ed25519), registered on the burnchain before it mines. */
+  vrfKey(miner: number): Buffer {
+    return derivedBytes(this.seed, `vrf:${miner}`);
+  }
+
+  /**
+   * A tenure change by the miner. It names the block before it (`previousTenureEnd`), known once that block
+   * is built: `seal` encodes and signs it then. The nonce is taken now, in mining order.
+   */
+  tenureChange(miner: number, change: Omit<TenureChange, 'previousTenureEnd' | 'pubkeyHash'>): SealedLater {
+    const account = this.miners[miner];
+    const draft = this.minerTx(miner, 'tenure_change', Buffer.alloc(0), true);
+    const request = draft.request!;
+    draft.request = null;
+    return {
+      draft,
+      seal: (previousTenureEnd: Buffer) => {
+        const payload = tenureChangePayload({ ...change, previousTenureEnd, pubkeyHash: account.hash160 });
+        const signed = signTx(
+          { ...request, cleared: this.clearedMinerTx(account, payload) },
+          this.keyMaterial,
+        );
+        draft.txid = '0x' + signed.txid.toString('hex');
+        draft.rawTx = '0x' + signed.raw.toString('hex');
+      },
+    };
+  }
+
+  private clearedMinerTx(account: Account, payload: Buffer): Buffer {
+    return encodeClearedTx({
+      originSigner: account.hash160,
+      sponsored: false,
+      anchorMode: AnchorMode.OnChainOnly,
+      postConditionMode: PostConditionMode.Deny,
+      postConditions: [],
+      payload,
+    });
+  }
+
+  /** A fee-less miner transaction (coinbase, tenure change): on-chain only, deny mode, no events. */
+  private minerTx(miner: number, kind: TxKind, payload: Buffer, commit: boolean): TxDraft {
     const account = this.miners[miner];
     const nonce = this.minerNonce[miner];
     if (commit) this.minerNonce[miner]++;
     return newDraft({
-      kind: 'coinbase',
+      kind,
       request: {
-        cleared: encodeClearedTx({
-          originSigner: account.hash160,
-          sponsored: false,
-          anchorMode: AnchorMode.OnChainOnly,
-          postConditionMode: PostConditionMode.Deny,
-          postConditions: [],
-          payload: coinbasePayload(derivedBytes(this.seed, `coinbase:${label}`)),
-        }),
+        cleared: this.clearedMinerTx(account, payload),
         origin: account.key,
         nonce,
         fee: 0,

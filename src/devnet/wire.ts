@@ -223,6 +223,56 @@ export function coinbasePayload(data: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from([0x04]), data.subarray(0, 32)]);
 }
 
+/** A Nakamoto coinbase (payload type 8): 32 bytes of data, an optional recipient, the 80-byte VRF proof. */
+export function nakamotoCoinbasePayload(
+  data: Uint8Array,
+  altRecipient: CV | null,
+  vrfProof: Uint8Array,
+): Buffer {
+  return Buffer.concat([
+    Buffer.from([0x08]),
+    data.subarray(0, 32),
+    altRecipient ? someCV(altRecipient) : noneCV,
+    vrfProof,
+  ]);
+}
+
+/** Why a tenure changes (the node's `TenureChangeCause`). */
+export enum TenureChangeCause {
+  BlockFound = 0,
+  Extended = 1,
+}
+
+export interface TenureChange {
+  /** consensus hash of the sortition that elected the tenure's miner (20 bytes) */
+  tenureConsensusHash: Uint8Array;
+  prevTenureConsensusHash: Uint8Array;
+  /** consensus hash of the burn block the miner saw last */
+  burnViewConsensusHash: Uint8Array;
+  /** index block hash of the block before this tenure change (32 bytes) */
+  previousTenureEnd: Uint8Array;
+  previousTenureBlocks: number;
+  cause: TenureChangeCause;
+  /** hash160 of the miner's public key */
+  pubkeyHash: Uint8Array;
+}
+
+/** A tenure change (payload type 7). */
+export function tenureChangePayload(change: TenureChange): Buffer {
+  const blocks = Buffer.allocUnsafe(4);
+  blocks.writeUInt32BE(change.previousTenureBlocks);
+  return Buffer.concat([
+    Buffer.from([0x07]),
+    change.tenureConsensusHash,
+    change.prevTenureConsensusHash,
+    change.burnViewConsensusHash,
+    change.previousTenureEnd,
+    blocks,
+    Buffer.from([change.cause]),
+    change.pubkeyHash,
+  ]);
+}
+
 // ---- Transactions -------------------------------------------------------------------------------------------
 
 export interface UnsignedTxInput {

@@ -213,10 +213,17 @@ export class Ingestor {
     if (outcome === 'applied') chainStateChanged(this.store);
     if (outcome !== 'duplicate') await this.options.afterCommit?.(path);
     this.lastMessageAt = Date.now();
-    this.options.logger.debug(
-      { path, outcome, ms: Math.round(performance.now() - started), bytes: body.length },
-      'observer message',
-    );
+    const ms = Math.round(performance.now() - started);
+    if (path === '/new_block' && outcome === 'applied') {
+      // one line per block at info: what an operator watches while the chain comes in
+      const block = payload as NewBlock;
+      this.options.logger.info(
+        { height: block.block_height, txs: block.transactions.length, ms },
+        'block indexed',
+      );
+    } else {
+      this.options.logger.debug({ path, outcome, ms, bytes: body.length }, 'observer message');
+    }
     if (outcome === 'applied') await this.keepStatisticsFresh(path, payload);
     return outcome;
   }

@@ -13,9 +13,16 @@ export interface ReplayStats {
   seconds: number;
 }
 
+export interface ReplayProgress {
+  /** bytes of the file up to the end of the message just applied */
+  bytesRead: number;
+  totalBytes: number;
+  stats: ReplayStats;
+}
+
 export interface ReplayOptions {
   /** Called after each message, for progress display. */
-  onProgress?: (progress: { bytesRead: number; totalBytes: number; stats: ReplayStats }) => void;
+  onProgress?: (progress: ReplayProgress) => void;
 }
 
 /**
@@ -89,35 +96,4 @@ export async function exportFile(store: Store, file: string): Promise<number> {
   out.end();
   await once(out, 'finish');
   return count;
-}
-
-/** A one-line progress bar on stderr: percent, messages, blocks/s (redrawn at most 5 times a second). */
-export function progressBar(label: string) {
-  let last = 0;
-  let latest: { bytesRead: number; totalBytes: number; stats: ReplayStats } | undefined;
-  const draw = () => {
-    if (!latest) return;
-    const { bytesRead, totalBytes, stats } = latest;
-    const ratio = totalBytes > 0 ? Math.min(1, bytesRead / totalBytes) : 1;
-    const width = 30;
-    const filled = Math.round(ratio * width);
-    const rate = stats.seconds > 0 ? stats.blocks / stats.seconds : 0;
-    process.stderr.write(
-      `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(ratio * 100).toFixed(0).padStart(3)}% ` +
-        `${stats.messages} msgs, ${stats.blocks} blocks, ${rate.toFixed(1)} blocks/s   `,
-    );
-  };
-  return {
-    update(progress: { bytesRead: number; totalBytes: number; stats: ReplayStats }) {
-      latest = progress;
-      const now = performance.now();
-      if (now - last < 200) return;
-      last = now;
-      draw();
-    },
-    done() {
-      draw();
-      process.stderr.write('\n');
-    },
-  };
 }

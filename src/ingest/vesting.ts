@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { b58ToC32 } from 'c32check';
 import type { Logger } from 'pino';
 import { isValidStacksAddress } from '../chain/address.js';
+import { OperatorError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { replaceVestingSchedule, vestingSourceHash, type VestingRow } from '../store/write/vesting.js';
 
@@ -12,7 +13,7 @@ import { replaceVestingSchedule, vestingSourceHash, type VestingRow } from '../s
 // Blank lines, `#` comments and an `address,value,blocks` header are skipped; when the file is a genesis
 // chainstate dump, only its `-----BEGIN STX VESTING-----` ... `-----END STX VESTING-----` section is read.
 
-export class VestingFileError extends Error {}
+export class VestingFileError extends OperatorError {}
 
 const BEGIN = '-----BEGIN STX VESTING-----';
 const END = '-----END STX VESTING-----';

@@ -4,6 +4,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { basename, join } from 'node:path';
 import lockfile from 'proper-lockfile';
+import { OperatorError } from '../errors.js';
 
 // One process per embedded database directory. PGlite has no lock of its own: two processes on one
 // directory each write pages the other does not know about (a user lost keys this way, then the directory
@@ -25,8 +26,11 @@ export interface DirectoryHolder {
   since: string;
 }
 
-/** A database could not be opened or reached, for a reason its user can act on: the message says what and what to do. */
-export class DatabaseAccessError extends Error {}
+/**
+ * A database could not be opened or reached, for a reason its user can act on (the CLI prints the message
+ * as one line): the message says what and what to do.
+ */
+export class DatabaseAccessError extends OperatorError {}
 
 export class DatabaseInUseError extends DatabaseAccessError {
   constructor(

@@ -5,15 +5,16 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Cl } from '@stacks/transactions';
 import { c32ToB58 } from 'c32check';
-import { buildApiServer } from '../../src/api/server.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import { loadVestingFile, parseVestingFile, VestingFileError } from '../../src/ingest/vesting.js';
 import type { Engine } from '../../src/store/db.js';
 import { listAccountTxs } from '../../src/store/read/account-txs.js';
 import { getAccountBalances } from '../../src/store/read/balances.js';
-import { addressOf, callTx, deployTx, ev, TestChain, transferTx, type MinedTx } from '../support/chain.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { startTestApi } from '../support/api.js';
+import { addressOf, callTx, deployTx, ev, transferTx, type MinedTx } from '../support/chain.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { fixtureFile } from '../support/shared.js';
 
 after(stopOwnCluster);
@@ -38,17 +39,10 @@ interface Answer {
 }
 
 async function setup(engine: Engine) {
-  const store = await openTestStore(engine);
-  const ingestor = new Ingestor(store, { isMainnet: false, logger: silentLogger });
-  const chain = new TestChain(ingestor);
-  const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+  const { store, chain, app, close } = await startTestApi({ engine });
   const get = async (url: string): Promise<Answer> => {
     const res = await app.inject({ method: 'GET', url });
     return { status: res.statusCode, body: res.body ? res.json() : null, headers: res.headers };
-  };
-  const close = async () => {
-    await app.close();
-    await store.close();
   };
   return { store, chain, get, close };
 }
@@ -66,7 +60,7 @@ async function carolCall(nonce: number, events: MinedTx['events'], fn = 'run'): 
   return { tx: await callTx({ from: 'carol', fee: 10, nonce, contract: CONTRACT, fn }), events };
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`address endpoints (${engine})`, () => {
     test('balances: STX with fees of failed and sponsored txs, FT/NFT with negative balances, contract principal, mempool, vesting, miner rewards', async () => {
       const { store, chain, get, close } = await setup(engine);

@@ -1,19 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createClient } from '@stacks/blockchain-api-client';
-import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { routeSchemas } from '../../src/api/plugins/openapi.js';
-import { buildApiServer } from '../../src/api/server.js';
-import { Ingestor } from '../../src/ingest/ingestor.js';
-import { replayFile } from '../../src/ingest/replay.js';
-import type { Store } from '../../src/store/store.js';
-import { firstDifference, loadGolden, normalize, type GoldenRecord } from '../conformance/harness.js';
+import { firstDifference, normalize } from '../conformance/harness.js';
 import { CONTRACT_ENDPOINTS } from '../support/contract.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
-import { listenLocal } from '../support/http.js';
-import { fixtureFile } from '../support/shared.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+import { loadGolden, type GoldenRecord } from '../support/shared.js';
 
 // The official client (@stacks/blockchain-api-client, unmodified) against our server over a real socket,
 // on a replayed fixture: each of the ten endpoints is called through it, the URL it sends is the one the
@@ -101,22 +97,18 @@ const CALLS: Record<string, { golden: string; call: (client: Client) => Promise<
 
 const goldens = new Map<string, GoldenRecord>(loadGolden(FIXTURE).map((r) => [r.path, r]));
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`official client @stacks/blockchain-api-client (${engine})`, () => {
-    let store: Store;
-    let app: FastifyInstance;
+    let api: TestApi;
     let client: Client;
 
     before(async () => {
-      store = await openTestStore(engine);
-      await replayFile(new Ingestor(store, { isMainnet: false, logger: silentLogger }), fixtureFile(FIXTURE));
-      app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
-      client = createClient({ baseUrl: await listenLocal(app) });
+      api = await startTestApi({ engine, fixture: FIXTURE, listen: true });
+      client = createClient({ baseUrl: api.baseUrl });
     });
 
     after(async () => {
-      await app?.close();
-      await store?.close();
+      await api?.close();
     });
 
     test('the ten calls are all covered here', () => {
@@ -137,7 +129,7 @@ for (const engine of engines) {
         assert.equal(response.status, 200, JSON.stringify(error));
         assert.equal(error, undefined);
 
-        const schema = routeSchemas(app).get(`GET ${endpoint.route}`)?.response as
+        const schema = routeSchemas(api.app).get(`GET ${endpoint.route}`)?.response as
           Record<string, TSchema> | undefined;
         assert.ok(schema?.['200'], `a 200 response schema on ${endpoint.route}`);
         const validator = Compile(schema['200']);

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { addressOf, deployTx, type BuiltTx, type KeyName } from '../support/chain.js';
-import { engines, stopOwnCluster } from '../support/database.js';
-import { getJson as get, openApi, withApi, type ApiFixture } from './setup.js';
+import { stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+import { getJson as get, startTestApi, withApi, type TestApi } from '../support/api.js';
 
 after(stopOwnCluster);
 
@@ -15,9 +16,9 @@ const deploy = (from: KeyName, name: string, nonce: number, fee = 1000) =>
 const STATUS = '/extended/v2/smart-contracts/status';
 const query = (...ids: string[]) => `${STATUS}?${ids.map((id) => `contract_id=${id}`).join('&')}`;
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`smart contract status (${engine})`, () => {
-    let api: ApiFixture;
+    let api: TestApi;
     let app: FastifyInstance;
 
     const ALICE = addressOf('alice');
@@ -33,7 +34,7 @@ for (const engine of engines) {
     const txs: Record<string, BuiltTx> = {};
 
     test('set up: deploys mined in blocks 1 and 2, others in the mempool', async () => {
-      api = await openApi(engine);
+      api = await startTestApi({ engine });
       app = api.app;
       const { chain } = api;
 

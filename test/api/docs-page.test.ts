@@ -4,13 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { buildApiServer } from '../../src/api/server.js';
-import type { Store } from '../../src/store/store.js';
 import { CONTRACT_ENDPOINTS } from '../support/contract.js';
-import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
-import { listenLocal } from '../support/http.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { stopOwnCluster } from '../support/database.js';
 
 // Opens /doc in a real headless Chromium (Debian's `chromium`, installed by .ci/run) and checks what a
 // person would see: every endpoint listed, deprecations marked, "Try it out" working against this server,
@@ -26,8 +23,7 @@ describe('interactive docs page in headless Chromium', () => {
   let context: BrowserContext | undefined;
   let profileDir: string | undefined;
   let page: Page;
-  let store: Store;
-  let app: FastifyInstance;
+  let api: TestApi | undefined;
   let baseUrl: string;
   const outsideRequests: string[] = [];
 
@@ -60,9 +56,8 @@ describe('interactive docs page in headless Chromium', () => {
       console.log(`# docs page test skipped: ${skipReason}`);
       return;
     }
-    store = await openTestStore('pglite');
-    app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
-    baseUrl = await listenLocal(app);
+    api = await startTestApi({ engine: 'postgres', listen: true });
+    baseUrl = api.baseUrl;
     page = context.pages()[0] ?? (await context.newPage());
     // Offline: anything not served by this server is refused and remembered.
     await context.route('**/*', async (route) => {
@@ -78,8 +73,7 @@ describe('interactive docs page in headless Chromium', () => {
   after(async () => {
     await context?.close();
     if (profileDir) rmSync(profileDir, { recursive: true, force: true });
-    await app?.close();
-    await store?.close();
+    await api?.close();
   });
 
   const listed = async () =>

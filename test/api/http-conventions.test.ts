@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { DEPRECATION_WARNING, EXPOSED_HEADERS } from '../../src/api/plugins/conventions.js';
-import { buildApiServer } from '../../src/api/server.js';
 import { openDatabase } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
 import { addressOf, transferWithEvent } from '../support/chain.js';
-import { engines, silentLogger, stopOwnCluster } from '../support/database.js';
+import { connectTestDatabase, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { freePort, startPostgres } from '../support/postgres.js';
-import { API_VERSION, get, withApi, type ApiFixture } from './setup.js';
+import { API_VERSION, get, startTestApi, withApi, type TestApi } from '../support/api.js';
 
 after(stopOwnCluster);
 
@@ -26,7 +26,7 @@ const transfer = (nonce: number) =>
   transferWithEvent({ from: 'alice', to: addressOf('bob'), amount: 1000, fee: 180, nonce });
 
 /** A chain of two blocks, the second holding a tx, and one pending mempool tx. */
-async function smallChain(api: ApiFixture) {
+async function smallChain(api: TestApi) {
   await api.chain.block();
   const mined = await transfer(0);
   const block = await api.chain.block({ txs: [mined] });
@@ -42,7 +42,7 @@ async function timedGet(app: FastifyInstance, url: string) {
   return { res, ms: performance.now() - started };
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`HTTP conventions (${engine})`, () => {
     test('HEAD answers every GET route with the same status and headers and no body', async () => {
       await withApi(engine, async (api) => {
@@ -286,7 +286,7 @@ describe('database unreachable', () => {
       pgliteDir: '',
       poolMax: 1,
     });
-    const app = await buildApiServer({ store: new Store(db), logger: silentLogger, apiVersion: API_VERSION });
+    const { app } = await startTestApi({ store: new Store(db) });
     try {
       for (const url of [
         `/extended/v1/tx/${UNKNOWN}`,
@@ -310,8 +310,8 @@ describe('database unreachable', () => {
   test('PostgreSQL stopped under a running server: 503 within a second, every time', async () => {
     const pg = await startPostgres();
     let stopped = false;
-    const db = await openDatabase({ url: pg.url, pgliteDir: '', poolMax: 1 });
-    const app = await buildApiServer({ store: new Store(db), logger: silentLogger, apiVersion: API_VERSION });
+    const db = await connectTestDatabase(pg.url);
+    const { app } = await startTestApi({ store: new Store(db) });
     try {
       await migrate(db.sql);
       const before = await get(app, `/extended/v1/tx/${UNKNOWN}`);

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { ClarityVersion } from '@stacks/transactions';
-import { buildApiServer } from '../../src/api/server.js';
 import {
   MempoolAggregatesCache,
   roundHalfEven,
@@ -9,8 +8,9 @@ import {
 } from '../../src/store/read/mempool.js';
 import type { Sql } from '../../src/store/db.js';
 import { addressOf, callTx, deployTx, transferTx, type BuiltTx, type KeyName } from '../support/chain.js';
-import { engines, silentLogger, stopOwnCluster } from '../support/database.js';
-import { getJson as get, withApi } from './setup.js';
+import { stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+import { getJson as get, startTestApi, withApi } from '../support/api.js';
 
 after(stopOwnCluster);
 
@@ -158,7 +158,7 @@ describe('mempool helpers', () => {
   });
 });
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`mempool statistics and fee priorities (${engine})`, () => {
     test('an empty mempool: zero counts, null percentiles, zero fees', async () => {
       await withApi(engine, async ({ app }) => {
@@ -292,7 +292,7 @@ for (const engine of engines) {
 
     test('only pending txs count; ETag follows the mempool, 304 while unchanged; every API process sees changes', async () => {
       await withApi(engine, async ({ store, app, chain }) => {
-        const other = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+        const other = (await startTestApi({ store })).app;
         try {
           await chain.block();
           const a = await transfer('alice', 0, 100);

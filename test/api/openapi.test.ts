@@ -2,17 +2,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import type { FastifyInstance } from 'fastify';
 import YAML from 'yaml';
 import { buildOpenApiDocument, openApiYaml } from '../../src/api/openapi-document.js';
 import { AccessCounters } from '../../src/api/plugins/access-counters.js';
 import { DEPRECATION_WARNING } from '../../src/api/plugins/conventions.js';
-import { buildApiServer } from '../../src/api/server.js';
-import type { Store } from '../../src/store/store.js';
 import { packageVersion } from '../../src/version.js';
 import { CONTRACT_ENDPOINTS } from '../support/contract.js';
-import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
-import { listenLocal } from '../support/http.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { stopOwnCluster } from '../support/database.js';
 
 after(stopOwnCluster);
 
@@ -21,17 +18,14 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 const committedYaml = () => readFileSync(new URL('../../docs/openapi.yaml', import.meta.url), 'utf8');
 
 describe('OpenAPI document', () => {
-  let store: Store;
-  let app: FastifyInstance;
+  let api: TestApi;
   let baseUrl: string;
   let doc: Json;
 
   before(async () => {
-    store = await openTestStore('pglite');
-    app = await buildApiServer({
-      store,
-      logger: silentLogger,
-      apiVersion: 'test',
+    api = await startTestApi({
+      engine: 'postgres',
+      listen: true,
       // Keys required: the document and the docs page must still be served without one.
       accessControl: {
         apiKeysRequired: true,
@@ -42,7 +36,7 @@ describe('OpenAPI document', () => {
         counters: new AccessCounters(),
       },
     });
-    baseUrl = await listenLocal(app);
+    baseUrl = api.baseUrl;
     const res = await fetch(`${baseUrl}/openapi.json`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
@@ -50,8 +44,7 @@ describe('OpenAPI document', () => {
   });
 
   after(async () => {
-    await app?.close();
-    await store?.close();
+    await api?.close();
   });
 
   test('GET /openapi.json over HTTP is a valid OpenAPI 3.1 document', async () => {

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { AccessCounters } from '../../src/api/plugins/access-counters.js';
-import { buildApiServer } from '../../src/api/server.js';
 import { Ingestor, type IngestorOptions } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import { ServiceMetrics, startMetricsServer } from '../../src/metrics.js';
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase, type Engine } from '../../src/store/db.js';
 import { Store } from '../../src/store/store.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+import { startTestApi, type TestApiOptions } from '../support/api.js';
 import { freePort } from '../support/postgres.js';
 import { fixtureFile } from '../support/shared.js';
 
@@ -25,21 +26,16 @@ const MOCKNET_TIP = {
   microblock_sequence: 1,
   burn_block_height: 29,
 };
-const MOCKNET_LAST_MESSAGE = '2021-07-28T22:05:58.964Z';
 
-async function replayed(
-  engine: (typeof engines)[number],
-  fixture: string,
-  onMessage?: IngestorOptions['onMessage'],
-) {
+async function replayed(engine: Engine, fixture: string, onMessage?: IngestorOptions['onMessage']) {
   const store = await openTestStore(engine);
   const ingestor = new Ingestor(store, { isMainnet: false, logger: silentLogger, onMessage });
   await replayFile(ingestor, fixtureFile(fixture));
   return { store, ingestor };
 }
 
-const api = (store: Store, extra: Partial<Parameters<typeof buildApiServer>[0]> = {}) =>
-  buildApiServer({ store, logger: silentLogger, apiVersion: 'v9.9.9 (test:abc)', ...extra });
+const api = async (store: Store, extra: Omit<TestApiOptions, 'store' | 'engine'> = {}) =>
+  (await startTestApi({ store, apiVersion: 'v9.9.9 (test:abc)', ...extra })).app;
 
 /** `name{labels} value` lines of a Prometheus text answer, as a map. */
 function samples(text: string): Map<string, number> {
@@ -52,7 +48,7 @@ function samples(text: string): Map<string, number> {
   return map;
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`status, health and readiness (${engine})`, () => {
     test('on an empty database: no chain tip, ready, nothing ingested', async () => {
       const store = await openTestStore(engine);
@@ -97,22 +93,22 @@ for (const engine of engines) {
           status: 'ready',
           chain_tip: MOCKNET_TIP,
         });
-        const before = Date.now();
+        const replayedBy = Date.now();
         const ready = (await app.inject({ url: '/ready' })).json();
         assert.equal(ready.status, 'ready');
-        const expectedAge = (before - Date.parse(MOCKNET_LAST_MESSAGE)) / 1000;
-        assert.ok(
-          Math.abs(ready.ingest.seconds_since_last_message - expectedAge) < 60,
-          'age of the last message',
-        );
+        // The lag is the time since this indexer received a message (the replay, just now), not since the
+        // time the file records (mocknet's last message is from 2021-07-28: 4+ years of "lag").
+        assert.ok(ready.ingest.seconds_since_last_message >= 0, 'not negative');
+        assert.ok(ready.ingest.seconds_since_last_message < 60, 'the replay just delivered its messages');
+        assert.ok(replayedBy - Date.parse(ready.ingest.last_message_at) < 60_000, 'stored just now');
         assert.deepEqual(
-          { ...ready.ingest, seconds_since_last_message: 0 },
+          { ...ready.ingest, seconds_since_last_message: 0, last_message_at: '' },
           {
             stacks_tip_height: 28,
             stacks_tip_burn_height: 29,
             burn_tip_height: 29,
             lag_blocks: 0,
-            last_message_at: MOCKNET_LAST_MESSAGE,
+            last_message_at: '',
             seconds_since_last_message: 0,
           },
         );

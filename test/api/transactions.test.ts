@@ -4,8 +4,9 @@ import { DEPRECATION_WARNING } from '../../src/api/plugins/conventions.js';
 import { MAX_MULTIPLE_TX_IDS } from '../../src/api/routes/transactions.js';
 import { Cl } from '@stacks/transactions';
 import { addressOf, callTx, ev, transferWithEvent, type MinedTx } from '../support/chain.js';
-import { engines, stopOwnCluster } from '../support/database.js';
-import { get, withApi } from './setup.js';
+import { stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+import { get, withApi } from '../support/api.js';
 
 after(stopOwnCluster);
 
@@ -25,7 +26,7 @@ async function transferWithLogs(nonce: number): Promise<MinedTx> {
   return mined;
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`GET /extended/v1/tx/:tx_id (${engine})`, () => {
     test('a mined tx: every field, and its events paged by event_index', async () => {
       await withApi(engine, async ({ app, chain }) => {

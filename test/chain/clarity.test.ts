@@ -12,7 +12,9 @@ import {
   functionSignatureFromAbi,
   parseClarityValue,
 } from '../../src/chain/clarity.js';
-import { fixtureNames, indexFixture, loadGolden } from './golden-fixtures.js';
+import { fixtureNames, loadGolden } from '../support/shared.js';
+import { indexFixture } from './fixture-index.js';
+import { referenceRepr } from './reference-repr.js';
 
 const BOOT = 'SP000000000000000000002Q6VF78';
 
@@ -278,66 +280,6 @@ describe('contract ABI helpers', () => {
     assert.equal(applyAbiToContractCall(call, { functions: [] }), call);
   });
 });
-
-/** An independent printer over @stacks/transactions' decoder, with the same rules. */
-function referenceRepr(cv: ClarityValue): string {
-  const esc = (b: number): string => {
-    if (b === 9) return '\\t';
-    if (b === 13) return '\\r';
-    if (b === 10) return '\\n';
-    if (b === 0x5c || b === 0x27 || b === 0x22) return '\\' + String.fromCharCode(b);
-    if (b >= 0x20 && b <= 0x7e) return String.fromCharCode(b);
-    return '\\x' + b.toString(16).padStart(2, '0');
-  };
-  switch (cv.type) {
-    case 'int':
-      return BigInt(cv.value).toString();
-    case 'uint':
-      return 'u' + BigInt(cv.value).toString();
-    case 'true':
-    case 'false':
-      return cv.type;
-    case 'buffer':
-      return '0x' + cv.value;
-    case 'address':
-    case 'contract':
-      return "'" + cv.value;
-    case 'none':
-      return 'none';
-    case 'some':
-      return `(some ${referenceRepr(cv.value)})`;
-    case 'ok':
-      return `(ok ${referenceRepr(cv.value)})`;
-    case 'err':
-      return `(err ${referenceRepr(cv.value)})`;
-    case 'list':
-      return '(list' + cv.value.map((v) => ' ' + referenceRepr(v)).join('') + ')';
-    case 'tuple':
-      return (
-        '(tuple' +
-        Object.keys(cv.value)
-          .sort()
-          .map((k) => ` (${k} ${referenceRepr(cv.value[k])})`)
-          .join('') +
-        ')'
-      );
-    case 'ascii':
-      return '"' + [...Buffer.from(cv.value, 'latin1')].map(esc).join('') + '"';
-    case 'utf8':
-      return (
-        'u"' +
-        [...cv.value]
-          .map((ch) => {
-            const bytes = Buffer.from(ch, 'utf8');
-            return bytes.length > 1 ? `\\u{${bytes.toString('hex')}}` : esc(bytes[0]);
-          })
-          .join('') +
-        '"'
-      );
-    default:
-      throw new Error(`unexpected Clarity value ${JSON.stringify(cv)}`);
-  }
-}
 
 describe('repr agrees with an independent decoder on all fixture values', () => {
   test('every raw_result and event value in the fixtures', (t) => {

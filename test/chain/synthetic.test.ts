@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { describe, test } from 'node:test';
 import { Cl, cvToHex } from '@stacks/transactions';
 import { c32ToB58 } from 'c32check';
 import { decodeBtcAddress } from '../../src/chain/pox-address.js';
 import { decodeSyntheticTx, type BlockTxJson, type EventJson } from '../../src/chain/synthetic.js';
 import { decodeTransaction, type DecodedTx } from '../../src/chain/transaction.js';
-import { SYNTHETIC_DIR } from './golden-fixtures.js';
+import { syntheticTxBlocks } from '../support/shared.js';
 
 interface BlockJson {
   block_height: number;
@@ -17,9 +15,9 @@ interface BlockJson {
 }
 
 function loadBlock(prefix: string): BlockJson {
-  const file = fs.readdirSync(SYNTHETIC_DIR).find((f) => f.startsWith(prefix));
-  assert.ok(file, `fixture ${prefix}*`);
-  return JSON.parse(fs.readFileSync(path.join(SYNTHETIC_DIR, file), 'utf8')) as BlockJson;
+  const block = syntheticTxBlocks().find((b) => b.file.startsWith(prefix));
+  assert.ok(block, `fixture ${prefix}*`);
+  return JSON.parse(block.body) as BlockJson;
 }
 
 function synthetic(block: BlockJson, txid: string, isMainnet = true): DecodedTx | null {

@@ -27,7 +27,8 @@ import {
 } from '@stacks/transactions';
 import { applyAbiToContractCall, clarityHexToRepr, type ContractCallJson } from '../../src/chain/clarity.js';
 import { decodeTransaction, txIdFromRaw, type DecodedTx } from '../../src/chain/transaction.js';
-import { fixtureNames, indexFixture, loadGolden } from './golden-fixtures.js';
+import { fixtureNames, loadGolden } from '../support/shared.js';
+import { indexFixture } from './fixture-index.js';
 
 type Json = Record<string, unknown>;
 

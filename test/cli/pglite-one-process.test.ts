@@ -68,19 +68,19 @@ describe('PGlite: one process per directory, keys through the running server', (
       env: { PGLITE_DIR: dir },
     });
     const holder = new RegExp(
-      `^the database directory ${dir} is in use by process ${server.pid} \\(main\\.ts serve, since [^)]+\\): ` +
+      `^error: the database directory ${dir} is in use by process ${server.pid} \\(main\\.ts serve, since [^)]+\\): ` +
         'one process at a time may open it; stop that process first, or set PGLITE_DIR to another directory\\n$',
     );
 
-    // a second server, and a command that writes, are refused: exit 1, one line, no stack
+    // a second server, and a command that writes, are refused: exit 2, one line, no stack
     const second = await cli(['serve'], {
       API_PORT: String(await freePort()),
       OBSERVER_PORT: String(await freePort()),
     });
-    assert.equal(second.code, 1);
+    assert.equal(second.code, 2);
     assert.match(second.stderr, holder);
     const migrate = await cli(['migrate']);
-    assert.equal(migrate.code, 1);
+    assert.equal(migrate.code, 2);
     assert.match(migrate.stderr, holder);
     // and this process too
     await assert.rejects(

@@ -8,9 +8,14 @@ import postgres from 'postgres';
 import { serve } from '../../src/cli/serve.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
-import { openDatabase } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { createTestDatabaseUrl, silentLogger, stopOwnCluster } from '../support/database.js';
+import {
+  connectTestDatabase,
+  createTestDatabaseUrl,
+  silentLogger,
+  stopOwnCluster,
+  TEST_CONNECT_TIMEOUT_MS,
+} from '../support/database.js';
 import { baseUrlOf } from '../support/http.js';
 import { freePort } from '../support/postgres.js';
 import { fixtureFile } from '../support/shared.js';
@@ -77,6 +82,7 @@ function testConfig(env: Record<string, string>) {
     METRICS_PORT: '0',
     CHAIN_ID: '0x80000000',
     RATE_LIMIT_ENABLED: 'false',
+    DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
     ...env,
   });
 }
@@ -125,7 +131,7 @@ describe('serve: run modes (in process)', () => {
     } finally {
       await service.stop();
     }
-    const db = await openDatabase({ url, pgliteDir: '', poolMax: 1 });
+    const db = await connectTestDatabase(url);
     try {
       const [tip] = await db.sql`SELECT block_height FROM chain_tip`;
       assert.equal(tip.block_height, 1);
@@ -140,7 +146,7 @@ describe('serve: run modes (in process)', () => {
       serve(testConfig({ DATABASE_URL: url }), silentLogger, 'read-only'),
       /database is not migrated \(pending: 001_schema, [^)]*\); run the migrate command/,
     );
-    const db = await openDatabase({ url, pgliteDir: '', poolMax: 1 });
+    const db = await connectTestDatabase(url);
     await migrate(db.sql);
     await db.close();
     const service = await serve(testConfig({ DATABASE_URL: url }), silentLogger, 'read-only');
@@ -190,6 +196,7 @@ describe('serve: graceful shutdown of a real process', () => {
         CHAIN_ID: '0x80000000',
         RATE_LIMIT_ENABLED: 'false',
         LOG_LEVEL: 'info',
+        DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

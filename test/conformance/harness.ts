@@ -1,32 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
-import { gunzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
-import { buildApiServer } from '../../src/api/server.js';
-import { Ingestor } from '../../src/ingest/ingestor.js';
-import { replayFile } from '../../src/ingest/replay.js';
 import type { Engine } from '../../src/store/db.js';
-import { openTestStore, silentLogger } from '../support/database.js';
-import { fixtureFile, fixtureIsMainnet, goldenDir } from '../support/shared.js';
+import { startTestApi } from '../support/api.js';
+import { loadGolden, type GoldenRecord } from '../support/shared.js';
 import { findDeliberateDifference, type GoldenContext } from './deliberate-differences.js';
 
 // Replays a fixture, asks our API every path the original API was asked (golden/<fixture>.jsonl.gz) and
 // compares status and body. Volatile parts named by golden/README.md are left out of the comparison.
-
-export interface GoldenRecord {
-  path: string;
-  status: number;
-  body: unknown;
-  etag: string | null;
-}
-
-export function loadGolden(fixture: string): GoldenRecord[] {
-  const text = gunzipSync(readFileSync(`${goldenDir}${fixture}.jsonl.gz`)).toString('utf8');
-  return text
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as GoldenRecord);
-}
 
 export const FAMILIES = [
   'tx',
@@ -198,23 +178,16 @@ export async function runFixture(
   engine: Engine,
   families: readonly Family[] = FAMILIES,
 ): Promise<FixtureRun> {
-  const store = await openTestStore(engine);
+  const { app, close } = await startTestApi({ engine, fixture, apiVersion: 'conformance' });
   try {
-    const ingestor = new Ingestor(store, { isMainnet: fixtureIsMainnet(fixture), logger: silentLogger });
-    await replayFile(ingestor, fixtureFile(fixture));
-    const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'conformance' });
-    try {
-      const golden = loadGolden(fixture);
-      const context = goldenContext(golden);
-      const records = golden.filter((r) => families.includes(familyOf(r.path)));
-      const results: RecordResult[] = [];
-      for (const record of records) results.push(await compareRecord(app, record, context));
-      return { fixture, engine, results };
-    } finally {
-      await app.close();
-    }
+    const golden = loadGolden(fixture);
+    const context = goldenContext(golden);
+    const records = golden.filter((r) => families.includes(familyOf(r.path)));
+    const results: RecordResult[] = [];
+    for (const record of records) results.push(await compareRecord(app, record, context));
+    return { fixture, engine, results };
   } finally {
-    await store.close();
+    await close();
   }
 }
 

@@ -3,7 +3,8 @@ import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { Store } from '../../src/store/store.js';
 import { addressOf, ev, TestChain, transferTx, type BuiltTx } from '../support/chain.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 
 after(stopOwnCluster);
 
@@ -37,7 +38,7 @@ const paid = (tx: BuiltTx, recipient: string, amount: number) => ({
   events: [ev.stxTransfer(tx.sender, recipient, amount)],
 });
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`chain semantics (${engine})`, () => {
     test('mempool: receive, mine, replace by fee, drop, revive, garbage collect', async () => {
       const store = await openTestStore(engine);

@@ -5,39 +5,54 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
+  AddressHashMode,
   AddressVersion,
+  AnchorMode as LibAnchorMode,
   AuthType,
   Cl,
   ClarityVersion,
   Pc,
+  PostConditionMode as LibPostConditionMode,
+  StacksTransactionWire,
+  TenureChangeCause as LibTenureChangeCause,
+  TransactionSigner,
   addressFromPublicKeys,
+  createNakamotoCoinbasePayload,
+  createSingleSigSpendingCondition,
+  createStandardAuth,
+  createTenureChangePayload,
   deserializeTransaction,
   makeContractCall,
   makeContractDeploy,
   makeSTXTokenTransfer,
   nextVerification,
   privateKeyToAddress,
+  privateKeyToPublic,
   serializeCV,
   sponsorTransaction,
+  type PayloadInput,
 } from '@stacks/transactions';
-import { buildApiServer } from '../../src/api/server.js';
 import { seedDemoChain, urlsToTry } from '../../src/cli/demo.js';
 import { generateFile } from '../../src/cli/generate.js';
 import { loadConfig } from '../../src/config.js';
-import type { GenerateReport } from '../../src/devnet/chain.js';
+import { defaultNakamotoHeight, type GenerateReport } from '../../src/devnet/chain.js';
 import { KeyRing } from '../../src/devnet/keys.js';
 import { signTx, type SignRequest } from '../../src/devnet/signer.js';
 import {
   AnchorMode,
   PostConditionMode,
+  TenureChangeCause,
   contractCallPayload,
+  contractPrincipalCV,
   encodeClearedTx,
   ftSentEqualPostCondition,
+  nakamotoCoinbasePayload,
   noneCV,
   okCV,
   smartContractPayload,
   someCV,
   stringAsciiCV,
+  tenureChangePayload,
   tokenTransferPayload,
   trueCV,
   tupleCV,
@@ -46,7 +61,9 @@ import {
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import { readTsv } from '../../src/protocol/tsv.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { startTestApi } from '../support/api.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'generator-test-'));
 const SMALL = { blocks: 30, accounts: 20, seed: 'test', txsPerBlock: 20 };
@@ -213,6 +230,94 @@ describe('transactions are what @stacks/transactions builds', () => {
     assert.equal(oursDeploy.raw.toString('hex'), deploy.serialize());
   });
 
+  /** A miner's transaction as the library builds it: on-chain only, deny mode, signed by `a`. */
+  function libMinerTx(payload: PayloadInput, nonce: number) {
+    const condition = createSingleSigSpendingCondition(
+      AddressHashMode.P2PKH,
+      privateKeyToPublic(key(a)),
+      nonce,
+      0,
+    );
+    const tx = new StacksTransactionWire({
+      payload,
+      auth: createStandardAuth(condition),
+      network: 'mainnet',
+    });
+    tx.anchorMode = LibAnchorMode.OnChainOnly;
+    tx.postConditionMode = LibPostConditionMode.Deny;
+    new TransactionSigner(tx).signOrigin(key(a));
+    return tx;
+  }
+
+  const minerTx = (payload: Buffer, nonce: number) =>
+    sign({
+      cleared: encodeClearedTx({
+        originSigner: a.hash160,
+        sponsored: false,
+        anchorMode: AnchorMode.OnChainOnly,
+        postConditionMode: PostConditionMode.Deny,
+        postConditions: [],
+        payload,
+      }),
+      origin: a.key,
+      nonce,
+      fee: 0,
+    });
+
+  test('tenure changes (block found, extended)', () => {
+    const hash = (n: number, byte: number) => Buffer.alloc(n, byte);
+    for (const [cause, libCause] of [
+      [TenureChangeCause.BlockFound, LibTenureChangeCause.BlockFound],
+      [TenureChangeCause.Extended, LibTenureChangeCause.Extended],
+    ] as const) {
+      const lib = libMinerTx(
+        createTenureChangePayload(
+          hash(20, 1).toString('hex'),
+          hash(20, 2).toString('hex'),
+          hash(20, 3).toString('hex'),
+          hash(32, 4).toString('hex'),
+          7,
+          libCause,
+          a.hash160.toString('hex'),
+        ),
+        19,
+      );
+      const ours = minerTx(
+        tenureChangePayload({
+          tenureConsensusHash: hash(20, 1),
+          prevTenureConsensusHash: hash(20, 2),
+          burnViewConsensusHash: hash(20, 3),
+          previousTenureEnd: hash(32, 4),
+          previousTenureBlocks: 7,
+          cause,
+          pubkeyHash: a.hash160,
+        }),
+        19,
+      );
+      assert.equal(ours.raw.toString('hex'), lib.serialize());
+      assert.equal(ours.txid.toString('hex'), lib.txid());
+    }
+  });
+
+  test('Nakamoto coinbases, with and without an alternative recipient', () => {
+    const data = Buffer.alloc(32, 9);
+    const proof = Buffer.alloc(80, 5);
+    const contract = { version: 22, hash160: b.hash160, name: 'pool' };
+    for (const [recipient, libRecipient] of [
+      [null, Cl.none()],
+      [b.principal, Cl.some(Cl.standardPrincipal(b.address))],
+      [
+        contractPrincipalCV(contract.version, contract.hash160, contract.name),
+        Cl.some(Cl.contractPrincipal(b.address, 'pool')),
+      ],
+    ] as const) {
+      const lib = libMinerTx(createNakamotoCoinbasePayload(data, libRecipient, proof), 20);
+      const ours = minerTx(nakamotoCoinbasePayload(data, recipient, proof), 20);
+      assert.equal(ours.raw.toString('hex'), lib.serialize());
+      assert.equal(ours.txid.toString('hex'), lib.txid());
+    }
+  });
+
   test('clarity values', () => {
     const lib = Cl.tuple({
       sender: Cl.standardPrincipal(a.address),
@@ -309,7 +414,7 @@ describe('the generated chain', () => {
     assert.ok(sponsored >= 1);
   });
 
-  for (const engine of engines) {
+  for (const engine of testEngines(import.meta.url)) {
     test(`replays with no error and matches the generator's counts (${engine})`, async () => {
       const store = await openTestStore(engine);
       try {
@@ -373,23 +478,41 @@ describe('the generated chain', () => {
 });
 
 describe('start: seeding an empty database', () => {
-  test('indexes a demo chain once, then lists URLs that answer 200 (pglite)', async () => {
+  test('indexes a demo chain (into Nakamoto) once, then lists URLs that answer 200 (pglite)', async () => {
     const store = await openTestStore('pglite');
     try {
       const config = loadConfig({});
-      const chain = { blocks: 14, accounts: 12, seed: 'demo-test', txsPerBlock: 5, workers: 0 };
+      const chain = {
+        blocks: 14,
+        accounts: 12,
+        seed: 'demo-test',
+        txsPerBlock: 5,
+        workers: 0,
+        nakamotoHeight: defaultNakamotoHeight(14),
+      };
       const seeded = await seedDemoChain(store, config, silentLogger, { chain });
       assert.ok(seeded);
       assert.equal(seeded.tipHeight, 14);
+      assert.ok(seeded.tenures >= 2);
       const [tip] = await store.sql<{ block_height: number }[]>`SELECT block_height FROM chain_tip`;
       assert.equal(tip.block_height, 14);
       assert.equal(await seedDemoChain(store, config, silentLogger, { chain }), null);
 
-      const api = await buildApiServer({ store, logger: silentLogger, apiVersion: 'test' });
+      const { app: api } = await startTestApi({ store });
       try {
         const urls = await urlsToTry(api, store);
         const paths = urls.map((u) => u.path);
         assert.ok(paths.includes('/extended/v2/blocks/latest'));
+        const latest = (await api.inject({ method: 'GET', url: '/extended/v2/blocks/latest' })).json<{
+          height: number;
+          tenure_height: number;
+          block_time: number;
+          burn_block_time: number;
+        }>();
+        assert.equal(latest.height, 14);
+        assert.equal(latest.tenure_height, seeded.tipTenureHeight);
+        assert.ok(latest.tenure_height < latest.height, 'several blocks a tenure');
+        assert.ok(latest.block_time > latest.burn_block_time, 'the block has its own time');
         assert.ok(paths.includes('/extended/v2/blocks/13'));
         for (const path of paths) {
           assert.equal((await api.inject({ method: 'GET', url: path })).statusCode, 200, path);

@@ -4,7 +4,8 @@ import { Ingestor } from '../../src/ingest/ingestor.js';
 import { buildObserverServer } from '../../src/ingest/observer-server.js';
 import { readTsv } from '../../src/protocol/tsv.js';
 import type { Store } from '../../src/store/store.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { databaseDigest } from '../support/digest.js';
 import { fixtureFile } from '../support/shared.js';
 
@@ -21,7 +22,7 @@ function observer(store: Store, beforeCommit?: () => void) {
   return buildObserverServer({ ingestor, logger: silentLogger, bodyLimitBytes: 50 * 1024 * 1024 });
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`event observer (${engine})`, () => {
     test('answers its status on GET /', async () => {
       const store = await openTestStore(engine);

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
-import { loadGolden } from '../conformance/harness.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { databaseDigest } from '../support/digest.js';
-import { fixtureFile, fixtureIsMainnet, fixtureNames } from '../support/shared.js';
+import { fixtureFile, fixtureIsMainnet, fixtureNames, loadGolden } from '../support/shared.js';
 
 after(stopOwnCluster);
 
@@ -44,7 +44,7 @@ const issueTips: Record<string, { height: number; hashPrefix?: string; txs?: num
   'regtest-env-pox-4-stack-stx-in-reward-phase-S1': { height: 8, txs: 47 },
 };
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`replay of the shared fixtures (${engine})`, () => {
     for (const fixture of fixtureNames()) {
       test(fixture, async () => {

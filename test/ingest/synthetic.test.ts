@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
-import { syntheticTxsDir } from '../support/shared.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+import { syntheticTxBlocks } from '../support/shared.js';
 
 after(stopOwnCluster);
 
@@ -25,16 +25,15 @@ interface SyntheticRow {
   payload: Record<string, { function_name?: string; memo?: string }>;
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`synthetic burnchain txs (${engine})`, () => {
     test('every synthetic-txs block ingests to the synthetic txs upstream reconstructs', async () => {
       const store = await openTestStore(engine);
       try {
         const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
-        const files = readdirSync(syntheticTxsDir)
-          .filter((f) => f.endsWith('.json'))
-          .map((f) => ({ file: f, body: readFileSync(`${syntheticTxsDir}${f}`, 'utf8') }))
-          .sort((a, b) => JSON.parse(a.body).block_height - JSON.parse(b.body).block_height);
+        const files = syntheticTxBlocks().sort(
+          (a, b) => JSON.parse(a.body).block_height - JSON.parse(b.body).block_height,
+        );
         assert.equal(files.length, 7);
         // Blocks from far apart on mainnet: each is made the child of the one before, since a block whose
         // parent was never received is refused once the index holds a chain.

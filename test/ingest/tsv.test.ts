@@ -6,7 +6,8 @@ import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { exportFile, replayFile } from '../../src/ingest/replay.js';
 import { copyEscape, copyUnescape, parseTsvLine, readTsv } from '../../src/protocol/tsv.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { databaseDigest, INDEX_TABLES } from '../support/digest.js';
 import { fixtureFile } from '../support/shared.js';
 
@@ -42,7 +43,7 @@ describe('TSV format', () => {
   });
 });
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`export and replay (${engine})`, () => {
     test('an export replays into an identical index', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'stacks-export-'));

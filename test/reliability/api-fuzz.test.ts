@@ -5,10 +5,11 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { buildApiServer } from '../../src/api/server.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { Store } from '../../src/store/store.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { generatedMessages } from '../support/delivery.js';
 
 // Hostile input on the read API: a property-based fuzzer sends requests with random and malformed paths,
@@ -326,19 +327,18 @@ function memory() {
   return { heapUsed, rss };
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`read API under fuzzed requests (${engine})`, () => {
-    let store: Store;
+    let api: TestApi | undefined;
     let app: FastifyInstance;
     let known: Known;
     before(async () => {
-      store = await openTestStore(engine);
-      known = await indexChain(store);
-      app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'fuzz' });
+      api = await startTestApi({ engine });
+      known = await indexChain(api.store);
+      app = api.app;
     });
     after(async () => {
-      await app?.close();
-      await store?.close();
+      await api?.close();
     });
 
     test(`${RUNS[engine].toLocaleString('en')} random and malformed requests: no 5xx, JSON errors, memory stable`, async () => {
@@ -416,8 +416,7 @@ function rawRequest(port: number, text: string): Promise<{ status: number; heade
 
 describe('read API: oversized and malformed requests over a real socket (postgres)', () => {
   test('very long URLs and headers get 414/431, garbage 400, all JSON; the server keeps serving', async () => {
-    const store = await openTestStore('postgres');
-    const app = await buildApiServer({ store, logger: silentLogger, apiVersion: 'fuzz' });
+    const { app, close } = await startTestApi({ engine: 'postgres' });
     try {
       await app.listen({ host: '127.0.0.1', port: 0 });
       const port = (app.server.address() as AddressInfo).port;
@@ -479,8 +478,7 @@ describe('read API: oversized and malformed requests over a real socket (postgre
       const ok = await get('/extended/v2/mempool/fees');
       assert.equal(ok.status, 200);
     } finally {
-      await app.close();
-      await store.close();
+      await close();
     }
   });
 });

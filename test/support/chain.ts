@@ -12,11 +12,14 @@ import {
 } from '@stacks/transactions';
 import type { Ingestor } from '../../src/ingest/ingestor.js';
 
-// A small testnet chain built from real signed transactions and the event-observer messages a stacks-node
-// would send for them (`/new_block`, `/new_microblocks`, `/new_mempool_tx`, `/drop_mempool_tx`), applied
-// through the Ingestor.
+// The tests' one builder of chain data: a small testnet chain of real signed transactions and the
+// event-observer messages a stacks-node would send for them (`/new_block`, `/new_microblocks`,
+// `/new_mempool_tx`, `/drop_mempool_tx`). `block()`, `microblock()`, `mempool()` and `drop()` send each message
+// through the real ingest path (the Ingestor the observer server calls); `buildBlock()` and `buildMicroblock()`
+// only build it, for tests that mutate a message or post it themselves (a chain without an Ingestor only
+// builds). Larger chains come from the generator (src/devnet, see delivery.ts), recorded ones from ../shared.
 // Events are whatever the test says the txs did: the indexer takes them as the node reports them.
-// Every message is received at the time of a test clock (one second after the previous message).
+// Every message sent is received at the time of a test clock (one second after the previous message).
 
 /** Fixed test keys (not secrets: they only sign throwaway test txs). */
 const KEYS = {
@@ -196,25 +199,57 @@ export interface ChainMicroblock {
   txs: MinedTx[];
 }
 
+/** An event-observer message as a stacks-node would POST it. */
+export interface ObserverMessage<Payload = unknown> {
+  path: string;
+  payload: Payload;
+  /** the JSON text posted */
+  body: string;
+}
+
+type Json = Record<string, unknown>;
+
+function message<Payload>(path: string, payload: Payload): ObserverMessage<Payload> {
+  return { path, payload, body: JSON.stringify(payload) };
+}
+
+interface BlockOptions {
+  txs?: MinedTx[];
+  parent?: ChainBlock;
+  confirms?: ChainMicroblock[];
+  minerRewards?: { recipient: string; coinbase: number }[];
+  /** force-unlock burn heights the node announces (pox_v1..v4_unlock_height) */
+  poxUnlockHeights?: { v1?: number; v2?: number; v3?: number; v4?: number };
+}
+
+interface MicroblockOptions {
+  txs: MinedTx[];
+  sequence?: number;
+  parent?: ChainBlock;
+  previous?: ChainMicroblock;
+}
+
 const RESULT_OK_TRUE = '0x0703';
 const RESULT_ERR_UINT = '0x080100000000000000000000000000000001';
 const ZERO_HASH = `0x${'0'.repeat(64)}`;
 const CLOCK_START = Date.UTC(2024, 0, 1);
 const CLOCK_STEP_MS = 1000;
 
-/** Builds blocks on any parent (forks included) and sends them through the ingestor. */
+/** Builds blocks on any parent (forks included); sends them through the ingestor when it has one. */
 export class TestChain {
   private counter = 0;
   private clock = CLOCK_START;
+  /** every block built, sent or not */
   readonly blocks: ChainBlock[] = [];
 
-  constructor(private readonly ingestor: Ingestor) {}
+  constructor(private readonly ingestor?: Ingestor) {}
 
   /** Applies one observer message, received one clock step after the previous one; returns that time. */
-  private async send(path: string, payload: unknown): Promise<Date> {
+  async send(built: ObserverMessage): Promise<Date> {
+    if (!this.ingestor) throw new Error('this TestChain has no Ingestor: it only builds messages');
     this.clock += CLOCK_STEP_MS;
     const receivedAt = new Date(this.clock);
-    await this.ingestor.apply(path, JSON.stringify(payload), receivedAt);
+    await this.ingestor.apply(built.path, built.body, receivedAt);
     return receivedAt;
   }
 
@@ -254,18 +289,16 @@ export class TestChain {
 
   /**
    * Mines a block on `parent` (default: the highest block) holding `txs`, after the txs of the microblocks
-   * it confirms (`confirms`, the stream on its parent, in order).
+   * it confirms (`confirms`, the stream on its parent, in order), and sends its `/new_block`.
    */
-  async block(
-    opts: {
-      txs?: MinedTx[];
-      parent?: ChainBlock;
-      confirms?: ChainMicroblock[];
-      minerRewards?: { recipient: string; coinbase: number }[];
-      /** force-unlock burn heights the node announces (pox_v1..v4_unlock_height) */
-      poxUnlockHeights?: { v1?: number; v2?: number; v3?: number; v4?: number };
-    } = {},
-  ): Promise<ChainBlock> {
+  async block(opts: BlockOptions = {}): Promise<ChainBlock> {
+    const { block, message } = this.buildBlock(opts);
+    await this.send(message);
+    return block;
+  }
+
+  /** The block `block()` would mine, and its `/new_block` message, not sent (the block counts as built). */
+  buildBlock(opts: BlockOptions = {}): { block: ChainBlock; message: ObserverMessage<Json> } {
     const parent = opts.parent ?? this.tip;
     const height = parent ? parent.height + 1 : 1;
     const block: ChainBlock = {
@@ -313,18 +346,22 @@ export class TestChain {
       ],
       events: this.eventsJson(all),
     };
-    await this.send('/new_block', payload);
     this.blocks.push(block);
-    return block;
+    return { block, message: message('/new_block', payload) };
   }
 
   /** Streams microblock `sequence` on `parent` (default: the tip), after `previous` in the stream. */
-  async microblock(opts: {
-    txs: MinedTx[];
-    sequence?: number;
-    parent?: ChainBlock;
-    previous?: ChainMicroblock;
-  }): Promise<ChainMicroblock> {
+  async microblock(opts: MicroblockOptions): Promise<ChainMicroblock> {
+    const { microblock, message } = this.buildMicroblock(opts);
+    await this.send(message);
+    return microblock;
+  }
+
+  /** The microblock `microblock()` would stream, and its `/new_microblocks` message, not sent. */
+  buildMicroblock(opts: MicroblockOptions): {
+    microblock: ChainMicroblock;
+    message: ObserverMessage<Json>;
+  } {
     const parent = opts.parent ?? this.tip!;
     const micro: ChainMicroblock = {
       hash: this.hash(0xa1),
@@ -340,15 +377,16 @@ export class TestChain {
       transactions: opts.txs.map((m, i) => this.txJson(m, i, micro, opts.previous?.hash)),
       events: this.eventsJson(opts.txs),
     };
-    await this.send('/new_microblocks', payload);
-    return micro;
+    return { microblock: micro, message: message('/new_microblocks', payload) };
   }
 
   /** The node accepted these txs into its mempool; returns when the indexer received them. */
   mempool(txs: BuiltTx[]): Promise<Date> {
     return this.send(
-      '/new_mempool_tx',
-      txs.map((t) => t.raw),
+      message(
+        '/new_mempool_tx',
+        txs.map((t) => t.raw),
+      ),
     );
   }
 
@@ -358,6 +396,6 @@ export class TestChain {
     reason = 'StaleGarbageCollect',
     replacedBy: string | null = null,
   ): Promise<void> {
-    await this.send('/drop_mempool_tx', { dropped_txids: txids, reason, new_txid: replacedBy });
+    await this.send(message('/drop_mempool_tx', { dropped_txids: txids, reason, new_txid: replacedBy }));
   }
 }

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Random } from '../../src/devnet/random.js';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
-import { openDatabase } from '../../src/store/db.js';
-import { createTestDatabaseUrl } from './database.js';
+import type { Engine } from '../../src/store/db.js';
+import { connectTestDatabase, createTestDatabaseUrl } from './database.js';
 import { generatedMessages } from './delivery.js';
 import { assertSameIndex, uninterruptedRun } from './digest.js';
 import { freePort } from './postgres.js';
@@ -14,8 +17,12 @@ import { startServe, type ServeProcess } from './serve-process.js';
 // seeded random points, once inside a message's open transaction (rows written, not committed) and once
 // between a message's COMMIT and its 200 (the node will re-send a message that is already in); each time it
 // is restarted and the sender carries on. The index must end up equal to an uninterrupted replay.
+// On PostgreSQL the test also looks into the paused transaction from outside; PGlite lives inside the killed
+// process (its data directory is only opened once that process is gone), so there only the outcome is checked.
 
 export interface CrashScenarioOptions {
+  /** the database `serve` runs on: a PostgreSQL database, or a PGlite directory (the `npm start` default) */
+  engine: Engine;
   blocks: number;
   accounts: number;
   txsPerBlock: number;
@@ -72,7 +79,7 @@ export async function runCrashScenario(options: CrashScenarioOptions): Promise<C
   });
 
   // The uncrashed reference: the same messages through the same ingest path, in this process.
-  const reference = uninterruptedRun(messages);
+  const reference = uninterruptedRun(messages, options.engine);
   reference.catch(() => {});
 
   // Where the faults go: random messages (killed a random few ms after the POST starts: before, during or
@@ -94,10 +101,18 @@ export async function runCrashScenario(options: CrashScenarioOptions): Promise<C
   );
   const killDelayMs = new Map(killAt.map((i) => [i, random.int(0, 60)]));
 
-  const databaseUrl = await createTestDatabaseUrl();
+  const pgliteDir =
+    options.engine === 'pglite' ? mkdtempSync(join(tmpdir(), 'stacks-api-crash-pglite-')) : undefined;
+  const databaseUrl = pgliteDir ? '' : await createTestDatabaseUrl();
   const apiPort = await freePort();
   const observerPort = await freePort();
-  const start = (env: Record<string, string> = {}) => startServe({ databaseUrl, apiPort, observerPort, env });
+  const start = (env: Record<string, string> = {}) =>
+    startServe({
+      databaseUrl,
+      apiPort,
+      observerPort,
+      env: { ...(pgliteDir && { PGLITE_DIR: pgliteDir }), ...env },
+    });
 
   let child: ServeProcess = await start();
   let restarts = 0;
@@ -121,7 +136,8 @@ export async function runCrashScenario(options: CrashScenarioOptions): Promise<C
     const killed = (async () => {
       const line = await paused.waitForLog((l) => l.msg === PAUSED[hook], 120_000);
       assert.equal(line.path, '/new_block');
-      const db = await openDatabase({ url: databaseUrl, pgliteDir: '', poolMax: 1 });
+      if (pgliteDir) return killAndRestart();
+      const db = await connectTestDatabase(databaseUrl);
       try {
         const [open] = await db.sql<{ n: number }[]>`
           SELECT count(*)::int AS n FROM pg_stat_activity
@@ -169,7 +185,11 @@ export async function runCrashScenario(options: CrashScenarioOptions): Promise<C
     await child.kill('SIGTERM');
   }
 
-  await assertSameIndex(databaseUrl, reference);
+  try {
+    await assertSameIndex(pgliteDir ? { pgliteDir } : { url: databaseUrl }, reference);
+  } finally {
+    if (pgliteDir) rmSync(pgliteDir, { recursive: true, force: true });
+  }
   return {
     messages: n,
     blocks: report.paths['/new_block'] ?? 0,

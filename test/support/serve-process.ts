@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { TEST_CONNECT_TIMEOUT_MS } from './database.js';
 
 // The real service in a child process (`main.ts serve`, both doors), for tests that kill it, restart it, or
 // load it from outside: the process a stacks-node and clients would talk to.
@@ -70,6 +71,8 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
       LOG_LEVEL: 'info',
       VESTING_FILE: '',
       METRICS_ENABLED: 'false',
+      // not production's 400 ms, missed by a loaded machine (a test of that timeout sets its own)
+      DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
       ...options.env,
     },
   });

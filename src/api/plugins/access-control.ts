@@ -9,12 +9,13 @@ import { ApiKeyVerifier, type ApiKeyIdentity } from './api-keys.js';
 import { memoryRateStore } from './memory-rate-store.js';
 
 /**
- * Routes outside access control (no key check, no limit): health, readiness, metrics, the OpenAPI document
- * and the docs page. A path matches itself and everything below it (`/doc` covers `/doc/static/x.js`).
+ * Routes outside access control (no key check, no limit): health, readiness, the OpenAPI document and the
+ * docs page, each a route of the API server (metrics have their own port, outside the API). A path
+ * matches itself and everything below it (`/doc` covers `/doc/static/x.js`).
  * A route can also opt out itself with `config: { accessControl: false }` (or skip only the limit with
  * the rate-limit plugin's own `config: { rateLimit: false }`).
  */
-export const EXEMPT_ROUTE_PATHS = ['/health', '/ready', '/metrics', '/openapi.json', '/doc', '/docs'];
+export const EXEMPT_ROUTE_PATHS = ['/health', '/ready', '/openapi.json', '/doc'];
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -64,9 +64,14 @@ export const Readiness = Type.Object(
           }),
         ),
         last_message_at: Nullable(
-          Type.String({ description: 'receive time of the newest observer message (ISO)' }),
+          Type.String({
+            description:
+              'when this indexer received the newest observer message, live or replayed (ISO; not the time a replayed file records)',
+          }),
         ),
-        seconds_since_last_message: Nullable(Type.Number()),
+        seconds_since_last_message: Nullable(
+          Type.Number({ description: 'seconds since last_message_at, by the database clock' }),
+        ),
       }),
     ),
     primary: Type.Optional(

@@ -32,7 +32,7 @@ export const CHAIN_STATE_CHANNEL = 'chain_state';
  * `blocks/latest` got the previous tip for up to 1,012 ms with 1 s here). At most ten reads of one row a
  * second under load, none when idle.
  */
-const CHAIN_STATE_TTL_MS = 100;
+export const CHAIN_STATE_TTL_MS = 100;
 
 /**
  * The chain state, read once and shared by the requests that follow instead of one query each (the ETag

@@ -13,25 +13,28 @@ export interface IngestStatus {
   burn_block_height: number;
   /** The burn block holding the Stacks tip; null before the first block. */
   tip_burn_block_height: number | null;
-  /** When the last observer message was received (the time recorded in the file for a replay); null if none. */
+  /**
+   * When this indexer received (stored) the newest observer message, live or replayed; null if none. Not the
+   * time a replayed file records: the lag is about this indexer, not about how old the chain's data is.
+   */
   last_message_at: Date | null;
-  /** The database's `now()` − `last_message_at` (stamped by the writer), in seconds; null if no message yet. */
+  /** The database's `now()` − `last_message_at`, in seconds; null if no message yet. */
   seconds_since_last_message: number | null;
 }
 
 /**
- * The chain tip, the burn block of the tip, and the receive time of the newest observer message, in one
+ * The chain tip, the burn block of the tip, and the time the newest observer message was stored, in one
  * statement (primary keys and the newest row of the message log: index lookups only).
  */
 export async function getIngestStatus(sql: Sql): Promise<IngestStatus> {
   const [row] = await sql<IngestStatus[]>`
     SELECT t.block_height, t.block_hash, t.index_block_hash, t.microblock_hash, t.microblock_sequence,
       t.burn_block_height, b.burn_block_height AS tip_burn_block_height,
-      m.received_at AS last_message_at,
-      extract(epoch FROM now() - m.received_at)::float8 AS seconds_since_last_message
+      m.stored_at AS last_message_at,
+      extract(epoch FROM now() - m.stored_at)::float8 AS seconds_since_last_message
     FROM chain_tip t
     LEFT JOIN blocks b ON b.index_block_hash = t.index_block_hash
-    LEFT JOIN LATERAL (SELECT received_at FROM observer_messages ORDER BY id DESC LIMIT 1) m ON true`;
+    LEFT JOIN LATERAL (SELECT stored_at FROM observer_messages ORDER BY id DESC LIMIT 1) m ON true`;
   return row;
 }
 

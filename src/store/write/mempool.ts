@@ -17,7 +17,7 @@ const mempoolColumns: ColumnSpec<MempoolTxRow> = [
 /** Number of blocks after which a pending tx is dropped by our own garbage collection. */
 export const MEMPOOL_GC_BLOCKS = 256;
 /** Nakamoto blocks come every few seconds: there the age limit is in minutes instead. */
-const MEMPOOL_GC_MINUTES = 2560;
+export const MEMPOOL_GC_MINUTES = 2560;
 
 /**
  * Adds txs the node accepted into its mempool. A tx already known and pending is left alone; one that

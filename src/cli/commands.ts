@@ -1,0 +1,111 @@
+import type { Config } from '../config.js';
+import { defaultNakamotoHeight } from '../devnet/chain.js';
+import { exportFile, replayFile } from '../ingest/replay.js';
+import { start as startDemo } from './demo.js';
+import { generateFile } from './generate.js';
+import { keysCommand, KeysUsageError } from './keys.js';
+import type { ServeMode } from './ports.js';
+import { replayProgress } from './progress.js';
+import { createIngestor, createLogger, openStore } from './runtime.js';
+import { serve as startService, stopOnSignals } from './serve.js';
+import { UsageError } from './arguments.js';
+
+// What each command does, once main.ts has checked its arguments, read the configuration and checked a
+// server's ports (loaded by the command's action: everything heavy is imported from here).
+
+export async function start(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  stopOnSignals(await startDemo(config, logger), logger);
+}
+
+export async function serve(config: Config, mode: ServeMode): Promise<void> {
+  const logger = createLogger(config);
+  stopOnSignals(await startService(config, logger, mode), logger);
+}
+
+export async function migrate(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  const store = await openStore(config, logger);
+  await store.close();
+}
+
+export async function replay(config: Config, file: string): Promise<void> {
+  const logger = createLogger(config);
+  const store = await openStore(config, logger);
+  const bar = replayProgress('replay');
+  let complete = false;
+  try {
+    const stats = await replayFile(createIngestor(store, config, logger), file, {
+      onProgress: bar.onProgress,
+    });
+    complete = true;
+    bar.stop(true);
+    logger.info(
+      { ...stats, blocks_per_second: Math.round(stats.blocks / Math.max(stats.seconds, 1e-9)) },
+      'replay finished',
+    );
+  } finally {
+    if (!complete) bar.stop(false);
+    await store.close();
+  }
+}
+
+export async function exportLog(config: Config, file: string): Promise<void> {
+  const logger = createLogger(config);
+  const store = await openStore(config, logger);
+  try {
+    const count = await exportFile(store, file);
+    logger.info({ file, messages: count }, 'export finished');
+  } finally {
+    await store.close();
+  }
+}
+
+export async function generate(
+  options: {
+    blocks: number;
+    accounts: number;
+    seed: string;
+    txsPerBlock: number;
+    workers?: number;
+    /** `none`: the chain stays in epoch 2.x; default: 40% in */
+    nakamotoHeight?: number | 'none';
+  },
+  out: string,
+): Promise<void> {
+  const { nakamotoHeight, ...sizes } = options;
+  const report = await generateFile(
+    {
+      ...sizes,
+      nakamotoHeight:
+        nakamotoHeight === 'none' ? undefined : (nakamotoHeight ?? defaultNakamotoHeight(sizes.blocks)),
+    },
+    out,
+    true,
+  );
+  process.stdout.write(JSON.stringify({ file: out, ...report }, null, 2) + '\n');
+}
+
+/**
+ * `keys create|list|revoke`; resolves with the exit code. On a PGlite directory a running process holds,
+ * the command runs in that process (see keysCommand).
+ */
+export async function keys(
+  config: Config,
+  args: { action: 'create' | 'list' | 'revoke'; label?: string; id?: string },
+) {
+  const logger = createLogger(config);
+  try {
+    return await keysCommand(
+      // Quiet logs: stdout carries the new key (or the list) for scripts.
+      () => openStore(config, logger.child({}, { level: 'warn' })),
+      args,
+      {
+        out: (t) => process.stdout.write(`${t}\n`),
+        info: (t) => process.stderr.write(`${t}\n`),
+      },
+    );
+  } catch (err) {
+    throw err instanceof KeysUsageError ? new UsageError(err.message) : err;
+  }
+}

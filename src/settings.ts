@@ -1,0 +1,144 @@
+import type { Static } from 'typebox';
+
+/**
+ * Every setting of the service, read once from the environment at boot (src/config.ts validates them).
+ * Each entry names its environment variable, its JSON schema, its default and what it does. Plain data:
+ * the CLI prints it in `--help` without loading a validator (TypeBox takes ~0.8 s to load under tsx).
+ */
+export const settings = {
+  DATABASE_URL: {
+    schema: { type: 'string' },
+    default: '',
+    doc: 'postgres://… URL of the PostgreSQL primary; when empty the embedded PGlite in PGLITE_DIR is used',
+  },
+  DATABASE_REPLICA_URLS: {
+    schema: { type: 'string', pattern: '^(postgres(ql)?://[^,\\s]+)?(\\s*,\\s*postgres(ql)?://[^,\\s]+)*$' },
+    default: '',
+    doc: 'comma-separated postgres://… URLs of streaming replicas; when set the read API reads from one of them (docs/deploy.md)',
+  },
+  PGLITE_DIR: {
+    schema: { type: 'string', minLength: 1 },
+    default: './data/pglite',
+    doc: 'data directory of the embedded PGlite database (memory:// keeps it in memory)',
+  },
+  DB_POOL_MAX: {
+    schema: { type: 'integer', minimum: 1, maximum: 100 },
+    default: 1,
+    doc: 'PostgreSQL connections per process (a pipelined single connection is fastest on 2 cores; PGlite always uses 1)',
+  },
+  DB_CONNECT_TIMEOUT_MS: {
+    schema: { type: 'integer', minimum: 100, maximum: 60000 },
+    // A request waits about two connection attempts before its 503 while the database is down: 400 ms
+    // keeps that under a second (a connection on a healthy network opens in a few ms).
+    default: 400,
+    doc: 'how long opening a database connection may take; past it, API requests answer 503',
+  },
+  API_HOST: {
+    schema: { type: 'string', minLength: 1 },
+    default: '0.0.0.0',
+    doc: 'public read API bind address',
+  },
+  API_PORT: {
+    schema: { type: 'integer', minimum: 0, maximum: 65535 },
+    default: 3999,
+    doc: 'public read API port',
+  },
+  OBSERVER_HOST: {
+    schema: { type: 'string', minLength: 1 },
+    default: '127.0.0.1',
+    doc: 'event-observer bind address (loopback: only the local stacks-node may post)',
+  },
+  OBSERVER_PORT: {
+    schema: { type: 'integer', minimum: 0, maximum: 65535 },
+    default: 3700,
+    doc: 'event-observer port',
+  },
+  OBSERVER_BODY_LIMIT_MB: {
+    schema: { type: 'integer', minimum: 1, maximum: 2048 },
+    default: 500,
+    doc: 'largest event-observer message accepted, in MiB',
+  },
+  CHAIN_ID: {
+    schema: { type: 'string', pattern: '^(0x[0-9a-fA-F]{1,8}|[0-9]+)$' },
+    default: '0x00000001',
+    doc: 'Stacks chain id (0x00000001 mainnet, 0x80000000 testnet); decides the network of synthetic txs',
+  },
+  API_KEYS_REQUIRED: {
+    schema: { type: 'boolean' },
+    default: false,
+    doc: 'true: a read API request without X-API-Key gets 401 (false: it is served with the anonymous limit)',
+  },
+  RATE_LIMIT_ENABLED: {
+    schema: { type: 'boolean' },
+    default: true,
+    doc: 'per-minute request limits on the read API (429 over the limit)',
+  },
+  RATE_LIMIT_ANON_PER_MIN: {
+    schema: { type: 'integer', minimum: 1 },
+    default: 50,
+    doc: 'requests per minute per client IP without an API key',
+  },
+  RATE_LIMIT_KEY_PER_MIN: {
+    schema: { type: 'integer', minimum: 1 },
+    default: 500,
+    doc: 'requests per minute per API key, whatever the client IP',
+  },
+  TRUSTED_PROXIES: {
+    schema: { type: 'string', pattern: '^[0-9A-Za-z:./, ]*$' },
+    default: '',
+    doc: 'comma-separated proxy IPs/CIDRs (or loopback, linklocal, uniquelocal) whose X-Forwarded-For is believed',
+  },
+  REDIS_URL: {
+    schema: { type: 'string', pattern: '^(rediss?://.+)?$' },
+    default: '',
+    doc: 'redis://… to share rate-limit counters between instances; empty keeps them in process memory',
+  },
+  VESTING_FILE: {
+    schema: { type: 'string' },
+    default: '',
+    doc: 'Stacks 1.0 token-offering vesting schedule (rows address,value,blocks) shown as token_offering_locked in balances; loaded at start-up and by migrate when its content changed; empty: keep what is loaded',
+  },
+  TEST_PAUSE_BEFORE_COMMIT_MS: {
+    schema: { type: 'integer', minimum: 0, maximum: 600000 },
+    default: 0,
+    doc: 'testing only (crash-safety tests): every event-observer message waits this long inside its database transaction, after its rows are written and before COMMIT; 0 = off',
+  },
+  TEST_PAUSE_AFTER_COMMIT_MS: {
+    schema: { type: 'integer', minimum: 0, maximum: 600000 },
+    default: 0,
+    doc: 'testing only (crash-safety tests): every event-observer message waits this long after its COMMIT, before the 200 is sent; 0 = off',
+  },
+  METRICS_ENABLED: {
+    schema: { type: 'boolean' },
+    default: true,
+    doc: 'serve Prometheus metrics on METRICS_HOST:METRICS_PORT (GET /metrics)',
+  },
+  METRICS_HOST: {
+    schema: { type: 'string', minLength: 1 },
+    default: '127.0.0.1',
+    doc: 'Prometheus metrics bind address (loopback: scraped by a local agent, never public)',
+  },
+  METRICS_PORT: {
+    schema: { type: 'integer', minimum: 0, maximum: 65535 },
+    default: 9153,
+    doc: 'Prometheus metrics port (two processes on one host need two ports)',
+  },
+  LOG_LEVEL: {
+    schema: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    default: 'info',
+    doc: 'pino log level',
+  },
+  LOG_REQUESTS: {
+    schema: { type: 'boolean' },
+    default: true,
+    doc: 'log one line per read API request at info (method, route, status, ms, client IP)',
+  },
+} as const;
+
+type Settings = typeof settings;
+export type Config = { -readonly [K in keyof Settings]: Static<Settings[K]['schema']> };
+
+/** The settings table for `--help` and the README. */
+export function describeConfig(): { name: string; default: string; doc: string }[] {
+  return Object.entries(settings).map(([name, s]) => ({ name, default: String(s.default), doc: s.doc }));
+}

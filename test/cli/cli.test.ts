@@ -1,0 +1,310 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { checkPorts, doorsOf, PortError } from '../../src/cli/ports.js';
+import { serve } from '../../src/cli/serve.js';
+import { loadConfig } from '../../src/config.js';
+import { describeConfig } from '../../src/settings.js';
+import { heavyModulesLoaded, runCli, type CliRun } from '../support/cli.js';
+import { createTestDatabaseUrl, silentLogger, stopOwnCluster } from '../support/database.js';
+import { freePort } from '../support/postgres.js';
+
+// The command line as a user meets it: help everywhere, usage errors in one line with a hint, arguments,
+// settings and ports checked before any work (the database is never opened: its directory never appears,
+// and the modules that would open it are never loaded).
+
+const work = mkdtempSync(join(tmpdir(), 'cli-test-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+after(stopOwnCluster);
+
+/** A PGlite directory that must never be created by a command that fails its checks. */
+const untouchedDatabase = () => join(work, `db-${Math.random().toString(36).slice(2)}`);
+
+const COMMANDS = ['start', 'serve', 'migrate', 'replay', 'export', 'generate', 'keys'];
+const KEYS_ACTIONS = ['create', 'list', 'revoke'];
+
+const timings: { what: string; ms: number }[] = [];
+after(() => {
+  const summary = timings.map((t) => `${t.what} ${Math.round(t.ms)} ms`).join(', ');
+  // Reported, not asserted: wall time on a loaded machine is not a test (tsx alone takes 0.6-1.1 s here).
+  process.stdout.write(`# cli timings: ${summary}\n`);
+});
+
+function assertLight(run: CliRun, what: string) {
+  assert.deepEqual(heavyModulesLoaded(run), [], `${what} loaded heavy modules`);
+  assert.ok(
+    run.modules.some((url) => url.endsWith('/src/cli/main.ts')),
+    'the module trace works',
+  );
+  timings.push({ what, ms: run.ms });
+}
+
+describe('help', () => {
+  test('--help, -h and help list every command and every setting, and load nothing heavy', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const run = await runCli(args);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stderr, '');
+      assert.match(run.stdout, /^Usage: npm run cli -- <command> \[options\]\n/);
+      for (const command of COMMANDS) assert.match(run.stdout, new RegExp(`^  ${command}\\b`, 'm'), command);
+      for (const setting of describeConfig())
+        assert.match(run.stdout, new RegExp(`^  ${setting.name} `, 'm'));
+      assertLight(run, args.join(' '));
+    }
+  });
+
+  test('every command (and keys action) has its own help: --help, -h, help <command>', async () => {
+    const cases = [
+      ...COMMANDS.map((c) => [c, '--help']),
+      ...KEYS_ACTIONS.map((a) => ['keys', a, '--help']),
+      ['replay', '-h'],
+      ['help', 'generate'],
+      ['keys', 'help', 'revoke'],
+      ['keys', 'create', '-h'],
+    ];
+    for (const args of cases) {
+      const words = args.filter((w) => !w.startsWith('-') && w !== 'help');
+      const run = await runCli(args);
+      assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
+      const usage = `Usage: npm run cli -- ${words.join(' ')} `;
+      assert.ok(run.stdout.startsWith(usage), `${args.join(' ')}: ${run.stdout.slice(0, 200)}`);
+      assertLight(run, args.join(' '));
+    }
+    const replay = await runCli(['replay', '--help']);
+    assert.match(replay.stdout, /^ {2}--file <path> +the TSV file to replay \(required\)$/m);
+    const generate = await runCli(['generate', '--help']);
+    for (const option of [
+      '--out <path>',
+      '--blocks <n>',
+      '--accounts <n>',
+      '--seed <text>',
+      '--txs-per-block <n>',
+      '--workers <n>',
+      '--nakamoto-height <h>',
+    ])
+      assert.ok(generate.stdout.includes(option), option);
+  });
+});
+
+describe('usage errors: one line, a hint, exit 2, before any work', () => {
+  const missing = () => join(work, 'missing.tsv');
+  const cases: { args: () => string[]; error: string | RegExp; hint: string }[] = [
+    { args: () => ['--bogus'], error: "error: unknown option '--bogus'", hint: 'npm run cli --' },
+    { args: () => ['frobnicate'], error: "error: unknown command 'frobnicate'", hint: 'npm run cli --' },
+    {
+      args: () => ['replay', '--fil', 'x.tsv'],
+      error: "error: unknown option '--fil' (Did you mean --file?)",
+      hint: 'npm run cli -- replay',
+    },
+    {
+      args: () => ['replay'],
+      error: "error: required option '--file <path>' not specified",
+      hint: 'npm run cli -- replay',
+    },
+    {
+      args: () => ['replay', '--file', missing()],
+      error: `error: --file ${missing()}: no such file or directory`,
+      hint: 'npm run cli -- replay',
+    },
+    {
+      args: () => ['replay', '--file', work],
+      error: `error: --file ${work}: not a file`,
+      hint: 'npm run cli -- replay',
+    },
+    {
+      args: () => ['export', '--file', join(work, 'no', 'dir', 'x.tsv')],
+      error: `error: --file ${join(work, 'no', 'dir', 'x.tsv')}: directory ${join(work, 'no', 'dir')}: no such file or directory`,
+      hint: 'npm run cli -- export',
+    },
+    {
+      args: () => ['generate', '--out', 'no/such/dir/x.tsv'],
+      error: 'error: --out no/such/dir/x.tsv: directory no/such/dir: no such file or directory',
+      hint: 'npm run cli -- generate',
+    },
+    {
+      args: () => ['generate', '--out', work],
+      error: `error: --out ${work}: is a directory`,
+      hint: 'npm run cli -- generate',
+    },
+    {
+      args: () => ['generate', '--out', join(work, 'x.tsv'), '--blocks', '0'],
+      error: "error: option '--blocks <n>' argument '0' is invalid. an integer >= 1 is expected",
+      hint: 'npm run cli -- generate',
+    },
+    {
+      args: () => ['generate', '--out', join(work, 'x.tsv'), '--accounts', '1e3'],
+      error: "error: option '--accounts <n>' argument '1e3' is invalid. an integer >= 8 is expected",
+      hint: 'npm run cli -- generate',
+    },
+    {
+      args: () => ['generate', '--out', join(work, 'x.tsv'), '--nakamoto-height', '1'],
+      error: "error: option '--nakamoto-height <h>' argument '1' is invalid. an integer >= 2 is expected",
+      hint: 'npm run cli -- generate',
+    },
+    {
+      args: () => ['generate'],
+      error: "error: required option '--out <path>' not specified",
+      hint: 'npm run cli -- generate',
+    },
+    {
+      args: () => ['serve', '--read-only', '--write-only'],
+      error: "error: option '--write-only' cannot be used with option '--read-only'",
+      hint: 'npm run cli -- serve',
+    },
+    {
+      args: () => ['keys', 'create'],
+      error: "error: required option '--label <label>' not specified",
+      hint: 'npm run cli -- keys create',
+    },
+    {
+      args: () => ['keys', 'create', '--label', '  '],
+      error: "error: option '--label <label>' argument '  ' is invalid. the label cannot be empty",
+      hint: 'npm run cli -- keys create',
+    },
+    {
+      args: () => ['keys', 'revoke'],
+      error: "error: missing required argument 'id'",
+      hint: 'npm run cli -- keys revoke',
+    },
+    {
+      args: () => ['keys', 'rotate'],
+      error: "error: unknown command 'rotate' (Did you mean create?)",
+      hint: 'npm run cli -- keys',
+    },
+    {
+      args: () => ['migrate', 'now'],
+      error: "error: too many arguments for 'migrate'. Expected 0 arguments but got 1.",
+      hint: 'npm run cli -- migrate',
+    },
+  ];
+
+  for (const { args, error, hint } of cases) {
+    test(args().join(' ') || '(none)', async () => {
+      const database = untouchedDatabase();
+      const run = await runCli(args(), { env: { PGLITE_DIR: database } });
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stdout, '');
+      const lines = run.stderr.split('\n');
+      assert.deepEqual(lines, [lines[0], `run '${hint} --help' for usage`, ''], run.stderr);
+      if (typeof error === 'string') assert.equal(lines[0], error);
+      else assert.match(lines[0], error);
+      assert.equal(existsSync(database), false, 'the database was not opened');
+      assertLight(run, args()[0]);
+    });
+  }
+
+  test('no command: the help, on stderr, exit 2', async () => {
+    const run = await runCli([]);
+    assert.equal(run.code, 2);
+    assert.equal(run.stdout, '');
+    assert.match(run.stderr, /^Usage: npm run cli -- <command> \[options\]\n/);
+    assertLight(run, '(no command)');
+  });
+});
+
+describe('settings and ports: checked before the database is opened', () => {
+  let busy: Server;
+  let busyPort: number;
+  before(async () => {
+    busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    busyPort = (busy.address() as { port: number }).port;
+  });
+  after(() => new Promise<void>((resolve) => busy.close(() => resolve())));
+
+  const serverEnv = async (env: Record<string, string>) => ({
+    API_HOST: '127.0.0.1',
+    API_PORT: String(await freePort()),
+    OBSERVER_PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
+    ...env,
+  });
+
+  /** A server command that must stop at once with `error`, loading no store, API or ingest module. */
+  async function refused(args: string[], env: Record<string, string>, error: string) {
+    const database = untouchedDatabase();
+    const run = await runCli(args, { env: { ...env, PGLITE_DIR: database } });
+    assert.equal(run.code, 2, run.stderr + run.stdout);
+    assert.equal(run.stderr, `error: ${error}\n`);
+    assert.equal(existsSync(database), false, 'the database was not opened');
+    assert.deepEqual(heavyModulesLoaded(run), []);
+    timings.push({ what: `${args[0]} refused`, ms: run.ms });
+  }
+
+  test('a bad setting names its variable', async () => {
+    await refused(
+      ['serve'],
+      await serverEnv({ API_PORT: 'abc' }),
+      'API_PORT="abc": must be integer (public read API port)',
+    );
+    await refused(
+      ['migrate'],
+      { METRICS_ENABLED: 'maybe' },
+      'METRICS_ENABLED="maybe": must be boolean (serve Prometheus metrics on METRICS_HOST:METRICS_PORT (GET /metrics))',
+    );
+  });
+
+  test('two doors on one port', async () => {
+    const env = await serverEnv({});
+    await refused(
+      ['serve'],
+      { ...env, OBSERVER_PORT: env.API_PORT },
+      `OBSERVER_PORT and API_PORT are both ${env.API_PORT}: each door needs its own port`,
+    );
+    await refused(
+      ['start'],
+      { ...env, METRICS_PORT: env.OBSERVER_PORT },
+      `OBSERVER_PORT and METRICS_PORT are both ${env.OBSERVER_PORT}: each door needs its own port`,
+    );
+  });
+
+  test('a port in use, for each door and mode', async () => {
+    const inUse = (variable: string) =>
+      `${variable}=${busyPort}: 127.0.0.1:${busyPort} is already in use (another process listens there); choose a free port with ${variable}`;
+    await refused(['serve'], await serverEnv({ API_PORT: String(busyPort) }), inUse('API_PORT'));
+    await refused(['start'], await serverEnv({ OBSERVER_PORT: String(busyPort) }), inUse('OBSERVER_PORT'));
+    await refused(
+      ['serve', '--read-only'],
+      await serverEnv({ METRICS_HOST: '127.0.0.1', METRICS_PORT: String(busyPort) }),
+      inUse('METRICS_PORT'),
+    );
+  });
+
+  test('doors a mode does not open are not checked', async () => {
+    const config = loadConfig({ API_PORT: '3999', OBSERVER_PORT: '3999', METRICS_ENABLED: 'false' });
+    assert.deepEqual(doorsOf(config, 'write-only'), [
+      { variable: 'OBSERVER_PORT', host: '127.0.0.1', port: 3999 },
+    ]);
+    assert.deepEqual(doorsOf(config, 'read-only'), [{ variable: 'API_PORT', host: '0.0.0.0', port: 3999 }]);
+    await checkPorts(
+      loadConfig({ API_PORT: String(busyPort), METRICS_PORT: '0', OBSERVER_PORT: '0' }),
+      'write-only',
+    );
+    await assert.rejects(
+      checkPorts(loadConfig({ API_PORT: String(busyPort), METRICS_PORT: '0', OBSERVER_PORT: '0' }), 'both'),
+      (err: unknown) => err instanceof PortError && err.message.startsWith(`API_PORT=${busyPort}: `),
+    );
+    // port 0 (any free port) is never a conflict
+    await checkPorts(loadConfig({ API_PORT: '0', OBSERVER_PORT: '0', METRICS_PORT: '0' }), 'both');
+  });
+
+  test('a port taken after the check: serve names the variable too', async () => {
+    const config = loadConfig({
+      DATABASE_URL: await createTestDatabaseUrl(),
+      API_HOST: '127.0.0.1',
+      API_PORT: String(busyPort),
+      OBSERVER_PORT: '0',
+      METRICS_PORT: '0',
+    });
+    await assert.rejects(
+      serve(config, silentLogger, 'both'),
+      (err: unknown) =>
+        err instanceof PortError &&
+        err.message ===
+          `API_PORT=${busyPort}: 127.0.0.1:${busyPort} is already in use (another process listens there); choose a free port with API_PORT`,
+    );
+  });
+});

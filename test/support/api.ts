@@ -1,0 +1,98 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApiServer, type ApiServerOptions } from '../../src/api/server.js';
+import { Ingestor, type IngestorOptions } from '../../src/ingest/ingestor.js';
+import { replayFile } from '../../src/ingest/replay.js';
+import type { Engine } from '../../src/store/db.js';
+import type { Store } from '../../src/store/store.js';
+import { TestChain } from './chain.js';
+import { openTestStore, silentLogger } from './database.js';
+import { listenLocal } from './http.js';
+import { fixtureFile, fixtureIsMainnet } from './shared.js';
+
+// The read API as tests use it: a store (new, or one the test holds), optionally a recorded chain replayed
+// into it, and the server built over it the way `serve` builds it.
+
+export const API_VERSION = 'v0.0.1 (test:123456)';
+
+export type TestApiOptions = Partial<Omit<ApiServerOptions, 'store' | 'logger'>> & {
+  /** logs of the server and the ingestor (default: silent) */
+  logger?: Logger;
+  /** ingest options besides the chain and the logger (e.g. `onMessage`) */
+  ingest?: Omit<IngestorOptions, 'isMainnet' | 'logger'>;
+  /** the chain ingest assumes (default: the fixture's, else testnet, as TestChain builds) */
+  mainnet?: boolean;
+  /** a shared fixture (../shared/fixtures/event-replay/<name>.tsv) replayed before the server starts */
+  fixture?: string;
+  /** listen on a loopback port (for real clients: fetch, browsers, SDKs); `baseUrl` is then set */
+  listen?: boolean;
+} & ({ engine: Engine; store?: never } | { engine?: never; store: Store });
+
+export interface TestApi {
+  store: Store;
+  app: FastifyInstance;
+  /** the ingest path into the store (what the observer server calls) */
+  ingestor: Ingestor;
+  /** a synthetic testnet chain sent through `ingestor` */
+  chain: TestChain;
+  /** `http://127.0.0.1:<port>` when started with `listen` */
+  baseUrl: string;
+  /** closes the server, and the store unless the test passed its own */
+  close(): Promise<void>;
+}
+
+/** The API over a new store of `engine`, or over the test's `store` (left open by `close`). */
+export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
+  const {
+    engine,
+    store: given,
+    logger = silentLogger,
+    ingest,
+    mainnet,
+    fixture,
+    listen,
+    ...server
+  } = options;
+  const store = given ?? (await openTestStore(engine!));
+  try {
+    const isMainnet = mainnet ?? (fixture !== undefined && fixtureIsMainnet(fixture));
+    const ingestor = new Ingestor(store, { ...ingest, isMainnet, logger });
+    if (fixture !== undefined) await replayFile(ingestor, fixtureFile(fixture));
+    const app = await buildApiServer({ apiVersion: API_VERSION, ...server, store, logger });
+    const baseUrl = listen ? await listenLocal(app) : '';
+    return {
+      store,
+      app,
+      ingestor,
+      chain: new TestChain(ingestor),
+      baseUrl,
+      async close() {
+        await app.close();
+        if (!given) await store.close();
+      },
+    };
+  } catch (err) {
+    if (!given) await store.close();
+    throw err;
+  }
+}
+
+/** Runs `fn` on a new API over a new store of `engine`, closed afterwards. */
+export async function withApi(engine: Engine, fn: (api: TestApi) => Promise<void>): Promise<void> {
+  const api = await startTestApi({ engine });
+  try {
+    await fn(api);
+  } finally {
+    await api.close();
+  }
+}
+
+export async function get(app: FastifyInstance, url: string, headers: Record<string, string> = {}) {
+  return app.inject({ method: 'GET', url, headers });
+}
+
+/** GET with the answer's status, headers and parsed JSON body (null when empty). */
+export async function getJson(app: FastifyInstance, url: string, headers: Record<string, string> = {}) {
+  const res = await get(app, url, headers);
+  return { status: res.statusCode, headers: res.headers, body: res.body.length ? res.json() : null };
+}
