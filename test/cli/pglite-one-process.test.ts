@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -126,5 +126,21 @@ describe('PGlite: one process per directory, keys through the running server', (
     } finally {
       await db.close();
     }
+
+    // a directory PGlite cannot open (its WAL lost): one line saying so and how to start over, no stack
+    for (const name of await readdir(join(dir, 'pg_wal'))) {
+      const file = join(dir, 'pg_wal', name);
+      const info = await stat(file);
+      if (info.isFile()) await writeFile(file, Buffer.alloc(info.size));
+    }
+    const damaged = await cli(['migrate']);
+    assert.equal(damaged.code, 2);
+    assert.equal(
+      damaged.stderr,
+      `error: the PGlite database in ${dir} cannot be opened (PGlite aborted): it is damaged, or was written ` +
+        `by an incompatible PGlite version. To start over with an empty database, move it aside (mv ${dir} ` +
+        `${dir}.damaged) or delete it; the chain is indexed again from the node's events or a replay (API keys ` +
+        `must be created again)\n`,
+    );
   });
 });
