@@ -96,8 +96,11 @@ function holderAlive(path: string): Promise<boolean> {
       socket.destroy();
       resolve(true);
     });
-    // ECONNREFUSED: nobody listens any more; ENOENT: the holder just left
-    socket.once('error', () => resolve(false));
+    // ECONNREFUSED: nobody listens any more; ENOENT: the holder just left. Anything else (EAGAIN: its
+    // backlog is full) is a holder alive.
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      resolve(err.code !== 'ECONNREFUSED' && err.code !== 'ENOENT'),
+    );
   });
 }
 
