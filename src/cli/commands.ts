@@ -3,7 +3,7 @@ import { defaultNakamotoHeight } from '../devnet/chain.js';
 import { exportFile, replayFile } from '../ingest/replay.js';
 import { start as startDemo } from './demo.js';
 import { generateFile } from './generate.js';
-import { KeysUsageError, runKeysCommand } from './keys.js';
+import { keysCommand, KeysUsageError } from './keys.js';
 import type { ServeMode } from './ports.js';
 import { replayProgress } from './progress.js';
 import { createIngestor, createLogger, openStore } from './runtime.js';
@@ -86,22 +86,26 @@ export async function generate(
   process.stdout.write(JSON.stringify({ file: out, ...report }, null, 2) + '\n');
 }
 
-/** `keys create|list|revoke`; resolves with the exit code. */
+/**
+ * `keys create|list|revoke`; resolves with the exit code. On a PGlite directory a running process holds,
+ * the command runs in that process (see keysCommand).
+ */
 export async function keys(
   config: Config,
   args: { action: 'create' | 'list' | 'revoke'; label?: string; id?: string },
 ) {
   const logger = createLogger(config);
-  // Quiet logs: stdout carries the new key (or the list) for scripts.
-  const store = await openStore(config, logger.child({}, { level: 'warn' }));
   try {
-    return await runKeysCommand(store, args, {
-      out: (t) => process.stdout.write(`${t}\n`),
-      info: (t) => process.stderr.write(`${t}\n`),
-    });
+    return await keysCommand(
+      // Quiet logs: stdout carries the new key (or the list) for scripts.
+      () => openStore(config, logger.child({}, { level: 'warn' })),
+      args,
+      {
+        out: (t) => process.stdout.write(`${t}\n`),
+        info: (t) => process.stderr.write(`${t}\n`),
+      },
+    );
   } catch (err) {
     throw err instanceof KeysUsageError ? new UsageError(err.message) : err;
-  } finally {
-    await store.close();
   }
 }

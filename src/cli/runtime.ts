@@ -5,6 +5,7 @@ import { loadVestingFile } from '../ingest/vesting.js';
 import { openDatabase } from '../store/db.js';
 import { migrate, pendingMigrations } from '../store/migrate.js';
 import { Store } from '../store/store.js';
+import { keysControlHandler } from './keys.js';
 import { logDestination } from './progress.js';
 
 /** The service's JSON logger on stdout (above the progress bar while one is drawn: cli/progress.ts). */
@@ -21,6 +22,9 @@ export async function openStore(config: Config, logger: Logger, options: { readO
     connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
     logger,
   });
+  const store = new Store(db);
+  // A process holding an embedded database runs the `keys` commands other processes send it.
+  db.control?.serve(keysControlHandler(store));
   try {
     if (options.readOnly) {
       const pending = await pendingMigrations(db.sql);
@@ -30,14 +34,14 @@ export async function openStore(config: Config, logger: Logger, options: { readO
     } else {
       const applied = await migrate(db.sql);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-      if (config.VESTING_FILE) await loadVestingFile(new Store(db), config.VESTING_FILE, logger);
+      if (config.VESTING_FILE) await loadVestingFile(store, config.VESTING_FILE, logger);
     }
   } catch (err) {
     await db.close();
     throw err;
   }
   logger.info({ database: db.description, engine: db.engine }, 'database ready');
-  return new Store(db);
+  return store;
 }
 
 export function createIngestor(

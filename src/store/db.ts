@@ -1,5 +1,9 @@
 import postgres from 'postgres';
 import type { Logger } from 'pino';
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DatabaseAccessError, lockDirectory, type DirectoryLock } from './directory-lock.js';
+import { PgliteSession } from './pglite-wire.js';
 
 export type Sql = postgres.Sql<Record<string, unknown>>;
 export type TransactionSql = postgres.TransactionSql<Record<string, unknown>>;
@@ -10,6 +14,8 @@ export interface Database {
   readonly sql: Sql;
   /** Where the data lives, without credentials, for logs. */
   readonly description: string;
+  /** An embedded database in a directory: what answers other processes' requests (see directory-lock.ts). */
+  readonly control?: Pick<DirectoryLock, 'serve'>;
   close(): Promise<void>;
 }
 
@@ -83,36 +89,62 @@ function openPostgres(options: DatabaseOptions): Database {
 }
 
 /**
- * PGlite runs in this process; postgres.js reaches it through a loopback socket so both engines share one
- * client and one SQL dialect. PGlite has a single session, so the pool is exactly one connection.
+ * PGlite runs in this process; postgres.js speaks to it through an in-process stream (pglite-wire.ts), so
+ * both engines share one client and one SQL dialect, and the embedded database opens no socket at all.
+ * PGlite has a single session, so the pool is exactly one connection. A directory is held by one process
+ * at a time (directory-lock.ts), from before PGlite opens it until after it is closed.
  */
 async function openPglite(options: DatabaseOptions): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  const inMemory = options.pgliteDir.startsWith('memory://');
-  if (!inMemory) {
-    const { mkdir } = await import('node:fs/promises');
-    await mkdir(options.pgliteDir, { recursive: true });
+  const directory = options.pgliteDir.startsWith('memory://') ? undefined : options.pgliteDir;
+  const lock = directory === undefined ? undefined : await lockDirectory(directory);
+  let pglite: InstanceType<typeof PGlite>;
+  try {
+    pglite = await PGlite.create(directory);
+  } catch (err) {
+    await lock?.release();
+    throw directory === undefined ? err : await cannotOpen(directory, err as Error);
   }
-  const pglite = await PGlite.create(inMemory ? undefined : options.pgliteDir);
-  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
-  await server.start();
-  const port = Number(server.getServerConn().split(':').pop());
+  const session = new PgliteSession(pglite);
   const sql = postgres({
-    host: '127.0.0.1',
-    port,
     database: 'postgres',
     username: 'postgres',
     ...clientOptions(options, 1),
+    // postgres.js takes a custom connection (documented, not in its type declarations)
+    ...({ socket: () => session.connect() } as object),
   }) as unknown as Sql;
   return {
     engine: 'pglite',
     sql,
-    description: inMemory ? 'pglite (in memory)' : `pglite ${options.pgliteDir}`,
+    description: directory === undefined ? 'pglite (in memory)' : `pglite ${directory}`,
+    control: lock,
     async close() {
-      await sql.end({ timeout: 5 });
-      await server.stop();
-      await pglite.close();
+      try {
+        await sql.end({ timeout: 5 });
+        await pglite.close();
+      } finally {
+        await lock?.release();
+      }
     },
   };
+}
+
+/** Why PGlite could not open `directory`, said so its user knows what to do. */
+async function cannotOpen(directory: string, err: Error): Promise<DatabaseAccessError> {
+  const initialised = await access(join(directory, 'PG_VERSION')).then(
+    () => true,
+    () => false,
+  );
+  if (!initialised) {
+    return new DatabaseAccessError(`cannot create a PGlite database in ${directory}: ${err.message}`);
+  }
+  // A WASM abort ("RuntimeError: Aborted()") is all PGlite says about a directory it cannot recover, e.g.
+  // "PANIC: could not locate a valid checkpoint record" after two processes wrote to it.
+  const cause = err.name === 'RuntimeError' ? 'PGlite aborted' : err.message.split('\n')[0];
+  return new DatabaseAccessError(
+    `the PGlite database in ${directory} cannot be opened (${cause}): it is damaged, ` +
+      `or was written by an incompatible PGlite version. To start over with an empty database, move it ` +
+      `aside (mv ${directory} ${directory}.damaged) or delete it; the chain is indexed again from the ` +
+      `node's events or a replay (API keys must be created again)`,
+  );
 }

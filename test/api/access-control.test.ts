@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { Redis } from 'ioredis';
@@ -17,11 +19,19 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { buildObserverServer } from '../../src/ingest/observer-server.js';
 import { replayFile } from '../../src/ingest/replay.js';
-import type { Store } from '../../src/store/store.js';
+import { migrate } from '../../src/store/migrate.js';
+import { Store } from '../../src/store/store.js';
 import { startTestApi } from '../support/api.js';
-import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import {
+  connectTestDatabase,
+  createTestDatabaseUrl,
+  openTestStore,
+  silentLogger,
+  stopOwnCluster,
+} from '../support/database.js';
 import type { Engine } from '../../src/store/db.js';
 import { engines, testEngines } from '../support/engines.js';
+import { listenLocal } from '../support/http.js';
 import { redisSkipReason, startRedis, type TestRedis } from '../support/redis.js';
 import { fixtureFile } from '../support/shared.js';
 
@@ -74,6 +84,22 @@ function get(app: FastifyInstance, options: { key?: string; ip?: string; xff?: s
   const request: InjectOptions = { method: 'GET', url: options.url ?? URL_OK, headers };
   if (options.ip) request.remoteAddress = options.ip;
   return app.inject(request);
+}
+
+/** Sends the GETs on one connection in a single write (HTTP/1.1 pipelining); the answers' status codes in order. */
+async function pipelined(base: URL, paths: string[]): Promise<number[]> {
+  const socket = connect(Number(base.port), base.hostname);
+  await once(socket, 'connect');
+  socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: ${base.host}\r\n\r\n`).join(''));
+  let received = '';
+  const statuses = () => [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+  socket.setEncoding('utf8');
+  for await (const chunk of socket) {
+    received += chunk as string;
+    if (statuses().length >= paths.length) break;
+  }
+  socket.destroy();
+  return statuses();
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -317,6 +343,8 @@ describe(`rate limits (${engines[0]})`, () => {
     const app = await api(store, { counters });
     try {
       const { key } = await createApiKey(store, 'busy');
+      // the key is used once before the IP's anonymous budget runs out (see below)
+      assert.equal((await get(app, { key })).headers['ratelimit-remaining'], '499');
       for (let i = 1; i <= 50; i++) {
         const res = await get(app);
         assert.equal(res.statusCode, 200, `anonymous request ${i}`);
@@ -343,7 +371,7 @@ describe(`rate limits (${engines[0]})`, () => {
       );
 
       // The same IP with a key has its own budget.
-      for (let i = 1; i <= 500; i++) {
+      for (let i = 2; i <= 500; i++) {
         const res = await get(app, { key });
         if (res.statusCode !== 200 || res.headers['ratelimit-remaining'] !== String(500 - i)) {
           assert.fail(
@@ -359,8 +387,14 @@ describe(`rate limits (${engines[0]})`, () => {
       );
       assert.ok(Number(keyedLimited.headers['retry-after']) >= 1);
       assert.equal((await get(app)).statusCode, 429);
-      assert.equal(counters.rejected[429], 3);
-      assert.deepEqual(counters.admitted, { anonymous: 50, keyed: 500 });
+      // A key this instance has not seen valid is not looked up while the IP is over its anonymous budget.
+      const fresh = await createApiKey(store, 'first used from a busy IP');
+      const unread = await get(app, { key: fresh.key });
+      assert.equal(unread.statusCode, 429);
+      assert.match(unread.json().message, /for anonymous clients of this IP address/);
+      assert.equal((await get(app, { key: fresh.key, ip: '192.0.2.77' })).statusCode, 200);
+      assert.equal(counters.rejected[429], 4);
+      assert.deepEqual(counters.admitted, { anonymous: 50, keyed: 501 });
     } finally {
       await app.close();
     }
@@ -371,8 +405,8 @@ describe(`rate limits (${engines[0]})`, () => {
     const app = await api(store, { anonymousLimit: 3, keyedLimit: 4, windowMs: 1_000 });
     try {
       const { key } = await createApiKey(store, 'window');
-      for (let i = 0; i < 3; i++) assert.equal((await get(app)).statusCode, 200);
       for (let i = 0; i < 4; i++) assert.equal((await get(app, { key })).statusCode, 200);
+      for (let i = 0; i < 3; i++) assert.equal((await get(app)).statusCode, 200);
       const limited = await get(app);
       assert.equal(limited.statusCode, 429);
       assert.match(limited.json().message, /3 requests per 1 s/);
@@ -388,6 +422,54 @@ describe(`rate limits (${engines[0]})`, () => {
     } finally {
       await app.close();
     }
+  });
+
+  test('a pipelined burst gets exactly its budget: 51 requests in a fresh window → 50 × 200, then 429', async () => {
+    const app = await api(store, {});
+    try {
+      const base = new URL(await listenLocal(app));
+      // One write: the server parses the whole burst from one read of the socket.
+      const statuses = await pipelined(base, Array(51).fill(URL_OK));
+      assert.deepEqual(statuses, [...Array(50).fill(200), 429]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('a client over its anonymous budget is refused before any key lookup', async () => {
+    // On a database of its own, so the lookups can be counted: PostgreSQL's table statistics (a server
+    // backend publishes its counts when it exits, so both the migration's and the server's pools are closed).
+    const url = await createTestDatabaseUrl();
+    const migrated = await connectTestDatabase(url);
+    await migrate(migrated.sql);
+    await migrated.close();
+    const scans = async () => {
+      const db = await connectTestDatabase(url);
+      try {
+        const [row] = await db.sql<{ scans: number }[]>`
+          SELECT (coalesce(idx_scan, 0) + seq_scan)::int AS scans FROM pg_stat_user_tables
+          WHERE relname = 'api_keys'`;
+        return row.scans;
+      } finally {
+        await db.close();
+      }
+    };
+    const before = await scans();
+    const own = new Store(await connectTestDatabase(url));
+    const app = await api(own, { anonymousLimit: 5 });
+    const statuses: number[] = [];
+    try {
+      for (let i = 0; i < 300; i++) {
+        const key = `sk_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('base64url')}`;
+        statuses.push((await get(app, { key, url: '/extended' })).statusCode);
+      }
+    } finally {
+      await app.close();
+      await own.close();
+    }
+    // 5 made-up keys looked up and refused (403, counted against the IP), then 295 refused unread.
+    assert.deepEqual(statuses, [...Array(5).fill(403), ...Array(295).fill(429)]);
+    assert.equal((await scans()) - before, 5);
   });
 
   test('anonymous budgets are per IP; a key has one budget whatever the IP', async () => {
@@ -560,6 +642,13 @@ describe(`rate limits shared in Redis (${engines[0]})`, { skip: redisSkipReason 
       const baseA = await a.listen({ host: '127.0.0.1', port: 0 });
       const baseB = await b.listen({ host: '127.0.0.1', port: 0 });
       const { key } = await createApiKey(store, 'two instances');
+      const keyed = async (base: string) => {
+        const res = await fetch(`${base}${URL_OK}`, { headers: { 'x-api-key': key } });
+        await res.arrayBuffer();
+        return res.headers.get('ratelimit-remaining');
+      };
+      assert.equal(await keyed(baseA), '499');
+      assert.equal(await keyed(baseB), '498');
       for (let i = 1; i <= 50; i++) {
         const res = await fetch(`${i % 2 ? baseA : baseB}${URL_OK}`);
         assert.equal(res.status, 200, `request ${i}`);
@@ -572,10 +661,9 @@ describe(`rate limits shared in Redis (${engines[0]})`, { skip: redisSkipReason 
         assert.ok(Number(res.headers.get('retry-after')) >= 1);
         assert.equal(((await res.json()) as { statusCode: number }).statusCode, 429);
       }
-      const fromA = await fetch(`${baseA}${URL_OK}`, { headers: { 'x-api-key': key } });
-      const fromB = await fetch(`${baseB}${URL_OK}`, { headers: { 'x-api-key': key } });
-      assert.equal(fromA.headers.get('ratelimit-remaining'), '499');
-      assert.equal(fromB.headers.get('ratelimit-remaining'), '498');
+      // The key's own budget, shared too, goes on from the same IP.
+      assert.equal(await keyed(baseA), '497');
+      assert.equal(await keyed(baseB), '496');
       const keys = (await admin.keys('stacks-read-api:rate-limit:*')).sort();
       assert.equal(keys.length, 2);
       assert.ok(keys.some((k) => k.endsWith(':127.0.0.1')));

@@ -15,6 +15,8 @@ import { fixtureFile } from '../support/shared.js';
 
 after(stopOwnCluster);
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 // mocknet.tsv: 28 blocks, then a microblock on the tip; its last message was received 2021-07-28T22:05:58.964Z.
 const MOCKNET_TIP = {
   block_height: 28,
@@ -122,6 +124,7 @@ for (const engine of testEngines(import.meta.url)) {
           };
           assert.equal(await ingestor.apply('/new_burn_block', JSON.stringify(burn)), 'applied');
         }
+        await sleep(1_050); // /ready answers from a check at most a second old
         const lagging = (await app.inject({ url: '/ready' })).json();
         assert.equal(lagging.status, 'ready', 'lag is reported, not judged');
         assert.equal(lagging.ingest.burn_tip_height, 31);
@@ -130,6 +133,38 @@ for (const engine of testEngines(import.meta.url)) {
         assert.ok(lagging.ingest.seconds_since_last_message < 60, 'a message just received');
         assert.ok(Date.now() - Date.parse(lagging.ingest.last_message_at) < 60_000);
         assert.equal((await app.inject({ url: '/extended' })).json().chain_tip.burn_block_height, 31);
+      } finally {
+        await app.close();
+        await store.close();
+      }
+    });
+
+    test('/ready answers from one check for a second: 50 calls cost the queries of one', async () => {
+      const store = await openTestStore(engine);
+      let queries = 0;
+      const sql = new Proxy(store.db.sql, {
+        apply(target, self, args) {
+          queries += 1;
+          return Reflect.apply(target, self, args);
+        },
+      });
+      const counted = new Store({ ...store.db, sql });
+      const app = await api(counted);
+      try {
+        const first = await app.inject({ url: '/ready' });
+        assert.equal(first.statusCode, 200);
+        const perCheck = queries;
+        assert.ok(perCheck >= 3, `a check queries the database (${perCheck} statements)`);
+        const burst = await Promise.all(Array.from({ length: 50 }, () => app.inject({ url: '/ready' })));
+        assert.deepEqual(
+          burst.map((res) => res.statusCode),
+          Array(50).fill(200),
+        );
+        assert.ok(burst.every((res) => res.body === first.body));
+        assert.equal(queries, perCheck);
+        await sleep(1_050);
+        assert.equal((await app.inject({ url: '/ready' })).statusCode, 200);
+        assert.equal(queries, 2 * perCheck);
       } finally {
         await app.close();
         await store.close();

@@ -171,6 +171,7 @@ describe('read replicas (PostgreSQL streaming replication)', { skip }, () => {
     const block = await getJson(`${api}/extended/v2/blocks/28`);
     assert.equal(block.status, 200);
     assert.equal(block.body.hash, MOCKNET_TIP_HASH);
+    await sleep(1_050); // /ready answers from a check at most a second old
     const alone = await getJson(`${api}/ready`);
     assert.equal(alone.status, 200);
     assert.deepEqual(alone.body.primary, { reachable: false, stacks_tip_height: null, blocks_behind: null });

@@ -16,6 +16,8 @@ export interface ServeOptions {
   env?: Record<string, string>;
   /** how long the start may take (default 120 s: a loaded 2-core machine compiles the sources slowly) */
   startTimeoutMs?: number;
+  /** `serve --read-only` (API alone) or `serve --write-only` (observer alone); both doors by default */
+  mode?: 'read-only' | 'write-only';
 }
 
 interface LogLine {
@@ -52,9 +54,10 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-/** Starts `serve` and resolves once both doors answer. */
+/** Starts `serve` and resolves once its doors (both, unless `mode` says one) answer. */
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const modeArgs = options.mode ? [`--${options.mode}`] : [];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...modeArgs], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
@@ -141,8 +144,9 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   for (;;) {
     if (gone !== undefined) throw new Error(`serve exited during start-up (${gone}): ${stderr}`);
     if (
-      (await answers(`http://127.0.0.1:${options.observerPort}/`)) &&
-      (await answers(`http://127.0.0.1:${options.apiPort}/extended/v2/blocks/latest`))
+      (options.mode === 'read-only' || (await answers(`http://127.0.0.1:${options.observerPort}/`))) &&
+      (options.mode === 'write-only' ||
+        (await answers(`http://127.0.0.1:${options.apiPort}/extended/v2/blocks/latest`)))
     ) {
       return service;
     }

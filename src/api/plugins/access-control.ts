@@ -6,6 +6,7 @@ import { ConfigError, type Config } from '../../config.js';
 import type { Store } from '../../store/store.js';
 import { accessCounters, type AccessCounters } from './access-counters.js';
 import { ApiKeyVerifier, type ApiKeyIdentity } from './api-keys.js';
+import { memoryRateStore } from './memory-rate-store.js';
 
 /**
  * Routes outside access control (no key check, no limit): health, readiness, the OpenAPI document and the
@@ -183,6 +184,7 @@ export async function registerAccessControl(
     logger: app.log,
     touchStore: options.writeStore,
   });
+  app.addHook('onClose', async () => verifier.close());
   app.decorateRequest('apiKey', null);
 
   let limiter: ReturnType<FastifyInstance['createRateLimit']> | undefined;
@@ -198,24 +200,44 @@ export async function registerAccessControl(
       max: (request) => (request.apiKey ? options.keyedLimit : options.anonymousLimit),
       redis,
       nameSpace: 'stacks-read-api:rate-limit:',
-      // Clients tracked in memory (least recently seen forgotten first) when there is no Redis.
-      cache: 100_000,
+      // Without Redis: clients tracked in memory, the least recently seen forgotten first.
+      store: redis ? undefined : memoryRateStore(100_000),
     });
     limiter = app.createRateLimit();
   }
   const logStoreError = throttledErrorLog(app.log);
 
+  /**
+   * Whether the request's IP has no anonymous request left in this window. False when the store fails
+   * (fail open; the request's own count fails next, and is logged and counted then).
+   */
+  async function anonymousBudgetSpent(request: FastifyRequest): Promise<boolean> {
+    try {
+      const result = await limiter!(request, { increment: false });
+      return !result.isAllowed && result.remaining === 0;
+    } catch {
+      return false;
+    }
+  }
+
   app.addHook('onRequest', async (request, reply) => {
     if (isExempt(request)) return;
+    const limited = limiter !== undefined && request.routeOptions.config?.rateLimit !== false;
     const presented = request.headers['x-api-key'];
     let invalidKey = false;
     if (presented !== undefined && presented !== '') {
-      // Several X-API-Key headers are not one key.
-      request.apiKey = typeof presented === 'string' ? await verifier.verify(presented) : null;
+      // Several X-API-Key headers are not one key. A key this instance does not know as valid is not looked
+      // up for a client already over its anonymous budget (a bad key counts against that budget): a client
+      // cycling through made-up keys must cost neither a query nor a key-cache slot each. Such a request
+      // counts as anonymous and gets 429 until the window resets; a key already seen valid here is unaffected.
+      const unverified =
+        typeof presented !== 'string' ||
+        (limited && verifier.needsFirstLookup(presented) && (await anonymousBudgetSpent(request)));
+      request.apiKey = unverified ? null : await verifier.verify(presented);
       invalidKey = request.apiKey === null;
     }
 
-    if (limiter && request.routeOptions.config?.rateLimit !== false) {
+    if (limiter && limited) {
       const max = request.apiKey ? options.keyedLimit : options.anonymousLimit;
       let result: Awaited<ReturnType<typeof limiter>> | undefined;
       try {

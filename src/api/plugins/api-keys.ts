@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { findApiKey } from '../../store/read/api-keys.js';
 import type { Store } from '../../store/store.js';
-import { insertApiKey, touchApiKey } from '../../store/write/api-keys.js';
+import { insertApiKey, revokeApiKey, touchApiKey } from '../../store/write/api-keys.js';
 
 // An API key is `sk_<id>_<secret>`: `id` is 12 random hex digits, public (it names the key in `keys list`,
 // `keys revoke` and logs); `secret` is 32 random bytes in base64url (43 characters). The database holds only
@@ -47,6 +47,19 @@ export async function createApiKey(store: Store, label: string): Promise<NewApiK
   }
 }
 
+/**
+ * Revokes a key. The verifiers of this process on that database forget it at once (a key revoked through
+ * a running server is refused from the next request); other processes within their cache period.
+ */
+export async function revokeKey(store: Store, id: string): Promise<'unknown' | 'already' | 'revoked'> {
+  const outcome = await revokeApiKey(store.sql, id);
+  for (const verifier of verifiers.get(store.db) ?? []) verifier.forget(id);
+  return outcome;
+}
+
+/** The verifiers of this process, by the database they read keys from. */
+const verifiers = new WeakMap<object, Set<ApiKeyVerifier>>();
+
 export interface ApiKeyIdentity {
   id: string;
   label: string;
@@ -80,6 +93,8 @@ export class ApiKeyVerifier {
   private readonly loading = new Map<string, Promise<CacheEntry>>();
   private readonly maxEntries: number;
   private readonly now: () => number;
+  /** Counts `forget` calls: a lookup that overlapped one does not cache its answer. */
+  private forgotten = 0;
 
   constructor(
     private readonly store: Store,
@@ -87,6 +102,20 @@ export class ApiKeyVerifier {
   ) {
     this.maxEntries = options.maxEntries ?? 10_000;
     this.now = options.now ?? Date.now;
+    let registered = verifiers.get(store.db);
+    if (!registered) verifiers.set(store.db, (registered = new Set()));
+    registered.add(this);
+  }
+
+  /** Drops what is cached about a key id (it was revoked in this process). */
+  forget(id: string) {
+    this.cache.delete(id);
+    this.forgotten += 1;
+  }
+
+  /** The server is closing: revocations need not reach this verifier any more. */
+  close() {
+    verifiers.get(this.store.db)?.delete(this);
   }
 
   /** The identity of a valid key, or null for a malformed, unknown or revoked one. */
@@ -101,6 +130,18 @@ export class ApiKeyVerifier {
     return equal && entry.hash !== null ? { id, label: entry.label } : null;
   }
 
+  /**
+   * Whether verifying `key` would query the database for an id this instance does not know as a valid key
+   * (never seen, or seen unknown or revoked): what a client making keys up costs. A key seen valid whose
+   * cache entry expired is looked up again without this question.
+   */
+  needsFirstLookup(key: string): boolean {
+    const id = apiKeyId(key);
+    if (id === null) return false;
+    const cached = this.cache.get(id);
+    return !cached || (cached.hash === null && cached.expiresAt <= this.now());
+  }
+
   private async entry(id: string): Promise<CacheEntry> {
     const cached = this.cache.get(id);
     if (cached && cached.expiresAt > this.now()) return cached;
@@ -113,6 +154,7 @@ export class ApiKeyVerifier {
   }
 
   private async load(id: string): Promise<CacheEntry> {
+    const forgotten = this.forgotten;
     const row = await findApiKey(this.store.sql, id);
     const usable = row !== undefined && !row.revoked && /^[0-9a-f]{64}$/.test(row.key_hash);
     const entry: CacheEntry = {
@@ -120,6 +162,8 @@ export class ApiKeyVerifier {
       label: row?.label ?? '',
       expiresAt: this.now() + this.options.cacheTtlMs,
     };
+    // a key revoked while this lookup ran may have been read before the revocation: not kept
+    if (forgotten !== this.forgotten) return entry;
     this.cache.delete(id);
     this.cache.set(id, entry);
     if (this.cache.size > this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);

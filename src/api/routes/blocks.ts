@@ -8,7 +8,7 @@ import {
   type BlockRecord,
   type BlockWithTxs,
 } from '../../store/read/blocks.js';
-import { cachedChainState } from '../../store/read/chain-state.js';
+import { cachedChainState, chainTipSeen } from '../../store/read/chain-state.js';
 import { etag } from '../plugins/etag.js';
 import { isDisguisedNumber } from '../plugins/strict-numbers.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
@@ -94,6 +94,9 @@ function parseLocator(value: string | number): BlockLocator | null {
   return { hash: value.toLowerCase() };
 }
 
+/** The ETag of a block named by height or `latest`: valid while the tip stays. */
+const blockTag = (tip: string, heightOrLatest: number | 'latest') => `${tip}:${String(heightOrLatest)}`;
+
 export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
   app.get(
     '/extended/v2/blocks/:height_or_hash',
@@ -130,13 +133,19 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         // Only tags that name one block for good: latest, a height, or an index block hash.
         if (value !== 'latest' && typeof value !== 'number') return null;
         const state = await cachedChainState(store);
-        return state.index_block_hash ? `${state.index_block_hash}:${String(value)}` : null;
+        return state.index_block_hash ? blockTag(state.index_block_hash, value) : null;
       }),
     },
-    async (request) => {
+    async (request, reply) => {
       const locator = parseLocator(request.params.height_or_hash);
       const block = locator && (await findCanonicalBlock(store.sql, locator));
       if (!block) throw new NotFoundError('Block not found');
+      if (locator && 'latest' in locator) {
+        // The latest block is the tip: newer than the cached chain state when ingest (in another process,
+        // on another database) moved on since; the answer is tagged with the block it carries.
+        chainTipSeen(store, block.index_block_hash);
+        if (reply.hasHeader('etag')) reply.header('etag', `"${blockTag(block.index_block_hash, 'latest')}"`);
+      }
       return blockV2(block);
     },
   );

