@@ -44,6 +44,7 @@ import {
   type SkippedEvents,
 } from './chain-rows.js';
 import type { ApplyContext, DecodedBlock } from './context.js';
+import { checkAgainstParent, checkBlockMessage } from './message-checks.js';
 import type { NewBlock } from '../protocol/payloads.js';
 
 const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
@@ -190,6 +191,7 @@ function placementOf(block: BlockRow): Placement {
 export function decodeBlock(msg: NewBlock, isMainnet: boolean): DecodedBlock {
   const skipped: SkippedEvents = new Map();
   try {
+    checkBlockMessage(msg);
     const placement = placementOf(blockRow(msg, true));
     return {
       payload: msg,
@@ -221,7 +223,8 @@ function blockChainRows(msg: NewBlock, block: BlockRow, ctx: ApplyContext): Chai
  *
  * The first block indexed may build on anything (the chain may be joined mid-way); after that, a block
  * whose parent was never received means messages are missing: it is refused (409, the node keeps re-sending
- * it) rather than indexed over a gap that would leave balances silently wrong.
+ * it) rather than indexed over a gap that would leave balances silently wrong. A block that does not follow
+ * its parent (height, hash, burn height: `checkAgainstParent`) is refused with 400.
  *
  * Round trips: the reads are sent together, then (after a reorg's own steps, if any) every write is sent
  * without waiting for the previous one and awaited once (`sendAll`): the server runs them in order.
@@ -243,6 +246,9 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
       `block ${msg.block_height} (${msg.index_block_hash}): its parent ${msg.parent_index_block_hash} is not ` +
         `indexed (tip at height ${tip.block_height}); the messages before it are missing`,
     );
+  }
+  if (parent) {
+    await checkAgainstParent(msg, parent, async () => !(await getBlock(sql, parent.parent_index_block_hash)));
   }
   const canonical = msg.block_height > tip.block_height;
   const adoptsGenesis = canonical && parent !== undefined && !parent.canonical && parent.block_height === 0;

@@ -13,6 +13,7 @@ import { applyDropMempoolTxs, applyNewMempoolTxs } from './apply-mempool.js';
 import { applyNewMicroblocks } from './apply-microblocks.js';
 import { InvalidMessageError } from './chain-rows.js';
 import type { ApplyContext, DecodedBlock } from './context.js';
+import { checkMicroblocksMessage } from './message-checks.js';
 import {
   isObserverPath,
   payloadValidators,
@@ -143,6 +144,7 @@ export class Ingestor {
         `${path}: invalid payload${where}: ${first?.message ?? 'unexpected shape'}`,
       );
     }
+    if (path === '/new_microblocks') checkMicroblocksMessage(payload as NewMicroblocks);
     const contentHash = createHash('sha256').update(path).update('\n').update(body).digest('hex');
     // the CPU-heavy part of a block (decoding its transactions into rows) needs no database either
     const decoded =
