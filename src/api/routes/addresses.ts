@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
-import { isValidContractName, isValidPrincipal, isValidStacksAddress } from '../../chain/address.js';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
 import { resolveScope, type ScopeRequest } from '../../store/read/account-scope.js';
 import {
@@ -18,13 +17,20 @@ import type { Store } from '../../store/store.js';
 import { etag } from '../plugins/etag.js';
 import {
   AddressBalances,
-  PrincipalParam,
   TransactionWithTransfers,
   TransactionsWithTransfersPage,
+} from '../schemas/addresses.js';
+import { errorResponses } from '../schemas/common.js';
+import {
+  AccountTxsHeightQuery,
+  LimitQuery,
+  MAX_INT,
+  OffsetQuery,
+  PrincipalParam,
+  TxIdParam,
   UnanchoredQuery,
   UntilBlockQuery,
-} from '../schemas/addresses.js';
-import { MAX_INT, errorResponses } from '../schemas/common.js';
+} from '../schemas/params.js';
 import { balancesJson, txWithTransfersJson, txsWithTransfersPageJson } from '../serializers/addresses.js';
 import { minedTxJsonCache, type MinedTxJson } from '../serializers/mined-tx-cache.js';
 import type { RouteOptions } from './index.js';
@@ -35,38 +41,10 @@ import type { RouteOptions } from './index.js';
 const TX_LIMIT_DEFAULT = 20;
 const TX_LIMIT_MAX = 50;
 
-/** Why a principal that passed the route pattern is still not one (c32check, contract name), or null. */
-function principalProblem(principal: string): string | null {
-  if (isValidPrincipal(principal)) return null;
-  const dot = principal.indexOf('.');
-  if (dot < 0) return 'not a c32check-encoded Stacks address (bad characters, length or checksum)';
-  const address = principal.slice(0, dot);
-  if (!isValidStacksAddress(address)) {
-    return `"${address}" is not a c32check-encoded Stacks address (bad characters, length or checksum)`;
-  }
-  const name = principal.slice(dot + 1);
-  if (!isValidContractName(name)) {
-    return `contract name "${name}" must start with a letter, hold only letters, digits, "-" and "_", and have 1 to 128 characters`;
-  }
-  return 'not a principal';
-}
-
-/** Principals found valid (c32check costs two SHA-256 per check): a pure function's answers, bounded. */
-const validPrincipals = new Set<string>();
-const VALID_PRINCIPALS_MAX = 10_000;
-
-async function checkPrincipal(request: FastifyRequest) {
-  const { principal } = request.params as { principal: string };
-  if (validPrincipals.has(principal)) return;
-  const problem = principalProblem(principal);
-  if (problem) throw new InvalidRequestError(`invalid STX address "${principal}": ${problem}`);
-  if (validPrincipals.size >= VALID_PRINCIPALS_MAX) validPrincipals.clear();
-  validPrincipals.add(principal);
-}
-
 /**
- * `unanchored` / `until_block` → what to read (A.0). `until_block` is strict (a deliberate difference): a
- * whole number >= 0, or 0x + 64 hex digits naming a block by block hash or index block hash; "" is absent.
+ * `unanchored` / `until_block` → what to read (A.0). `until_block` is strict (a deliberate difference, its
+ * schema's check): a whole number >= 0, or 0x + 64 hex digits naming a block by block hash or index block
+ * hash; "" is absent.
  */
 function scopeRequest(query: { unanchored: boolean; until_block?: string }): ScopeRequest {
   const until = query.until_block;
@@ -76,22 +54,14 @@ function scopeRequest(query: { unanchored: boolean; until_block?: string }): Sco
       "can't handle both 'unanchored=true' and 'until_block' in the same request",
     );
   }
-  if (/^\d+$/.test(until)) return { untilHeight: Math.min(Number(until), MAX_INT) };
-  if (/^0x[0-9a-f]{64}$/i.test(until)) return { untilHash: until.toLowerCase() };
-  throw new InvalidRequestError(
-    `until_block must be a block height (a whole number >= 0) or a block hash or index block hash (0x and 64 hex digits), got "${until}"`,
-  );
+  return until.startsWith('0x')
+    ? { untilHash: until.toLowerCase() }
+    : { untilHeight: Math.min(Number(until), MAX_INT) };
 }
 
-/** A 32-byte tx id, `0x` optional (any case): the lowercase 0x form, else a 400 (a deliberate difference). */
-function parseTxId(value: string): string {
-  const match = /^(?:0x)?([0-9a-f]{64})$/i.exec(value);
-  if (!match) {
-    throw new InvalidRequestError(
-      `tx_id must be a transaction id (64 hex digits, 0x optional), got "${value}"`,
-    );
-  }
-  return `0x${match[1].toLowerCase()}`;
+/** A tx id as its schema lets it through (`0x` optional, any case) → the stored form, 0x and lowercase. */
+function storedTxId(value: string): string {
+  return `0x${value.replace(/^0x/, '').toLowerCase()}`;
 }
 
 /** Answers change with the chain tip and the unconfirmed microblock stream; balances with the mempool too. */
@@ -121,7 +91,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         }),
         response: { 200: AddressBalances, ...errorResponses },
       },
-      preHandler: [checkPrincipal, chainEtag(store, { withMempool: true })],
+      preHandler: chainEtag(store, { withMempool: true }),
     },
     async (request) => {
       const { principal } = request.params;
@@ -145,30 +115,15 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         tags: ['Accounts'],
         params: Type.Object({ principal: PrincipalParam }),
         querystring: Type.Object({
-          limit: Type.Integer({
-            minimum: 0,
-            maximum: TX_LIMIT_MAX,
-            default: TX_LIMIT_DEFAULT,
-            description: 'page size (0 means the default, 20)',
-          }),
-          offset: Type.Integer({
-            minimum: 0,
-            maximum: Number.MAX_SAFE_INTEGER,
-            default: 0,
-            description: 'index of the first transaction',
-          }),
-          height: Type.Optional(
-            Type.Integer({
-              minimum: 0,
-              description: 'only transactions of this block height, all of them (no paging); 0 means none',
-            }),
-          ),
+          limit: LimitQuery(TX_LIMIT_MAX, TX_LIMIT_DEFAULT, 'Transactions per page'),
+          offset: OffsetQuery(Number.MAX_SAFE_INTEGER, 'Index of the first transaction'),
+          height: Type.Optional(AccountTxsHeightQuery),
           unanchored: UnanchoredQuery,
           until_block: Type.Optional(UntilBlockQuery),
         }),
         response: { 200: TransactionsWithTransfersPage, ...errorResponses },
       },
-      preHandler: [checkPrincipal, chainEtag(store, { withMempool: false })],
+      preHandler: chainEtag(store, { withMempool: false }),
     },
     async (request, reply) => {
       const { principal } = request.params;
@@ -225,14 +180,14 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
           'One transaction of an address or contract with the STX, FT and NFT transfers it takes part in. Deprecated in favour of the address transaction events.',
         tags: ['Accounts'],
         deprecated: true,
-        params: Type.Object({ principal: PrincipalParam, tx_id: Type.String() }),
+        params: Type.Object({ principal: PrincipalParam, tx_id: TxIdParam }),
         response: { 200: TransactionWithTransfers, ...errorResponses },
       },
-      preHandler: [checkPrincipal, chainEtag(store, { withMempool: false })],
+      preHandler: chainEtag(store, { withMempool: false }),
     },
     async (request) => {
       const { principal } = request.params;
-      const txId = parseTxId(request.params.tx_id);
+      const txId = storedTxId(request.params.tx_id);
       const key = await findAccountTx(store.sql, principal, txId);
       const [record] = key ? await readAccountTxs(store.sql, principal, [key]) : [];
       if (!record) throw new NotFoundError('No matching transaction found');

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import {
   findBlockByBurnHeight,
   findCanonicalBlock,
@@ -10,13 +10,10 @@ import {
 } from '../../store/read/blocks.js';
 import { cachedChainState, chainTipSeen } from '../../store/read/chain-state.js';
 import { etag } from '../plugins/etag.js';
-import { isDisguisedNumber } from '../plugins/strict-numbers.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
-import { HASH_PATTERN, MAX_INT, errorResponses, isoTime } from '../schemas/common.js';
+import { errorResponses, isoTime } from '../schemas/common.js';
+import { BurnBlockHeightParam, HeightOrHashParam, MAX_INT, checkHeightOrHash } from '../schemas/params.js';
 import type { RouteOptions } from './index.js';
-
-const UNPREFIXED_HASH = /^[a-fA-F0-9]{64}$/;
-const PREFIXED_HASH = /^0x[a-fA-F0-9]{64}$/;
 
 /** Upstream: a tenure height is stored for Nakamoto blocks; older blocks count as their own tenure. */
 function tenureHeight(block: BlockRecord): number {
@@ -83,14 +80,10 @@ function blockV1(block: BlockWithTxs): BlockV1 {
   };
 }
 
+/** A valid `height_or_hash` → the block to read; null for a height the index cannot hold. */
 function parseLocator(value: string | number): BlockLocator | null {
   if (value === 'latest') return { latest: true };
-  if (typeof value === 'number') {
-    if (!Number.isInteger(value) || value < 0) {
-      throw new InvalidRequestError(`height_or_hash: a block height is an integer >= 0, got ${value}`);
-    }
-    return value > MAX_INT ? null : { height: value };
-  }
+  if (typeof value === 'number') return value > MAX_INT ? null : { height: value };
   return { hash: value.toLowerCase() };
 }
 
@@ -107,27 +100,10 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         description:
           'A block by height, block hash, index block hash, or `latest` for the highest canonical block.',
         tags: ['Blocks'],
-        params: Type.Object({
-          height_or_hash: Type.Union([
-            Type.Literal('latest'),
-            Type.String({ pattern: HASH_PATTERN }),
-            Type.Integer(),
-          ]),
-        }),
+        params: Type.Object({ height_or_hash: HeightOrHashParam }),
         response: { 200: BlockV2, ...errorResponses },
       },
-      preValidation: async (request) => {
-        const params = request.params as { height_or_hash: string };
-        const value = params.height_or_hash;
-        // A 64-hex id without 0x is a hash, even when all its digits are decimal.
-        if (UNPREFIXED_HASH.test(value)) params.height_or_hash = '0x' + value;
-        // Ajv would read `0x10`, `1e3` or `0X<hash>` as heights; they are none of the accepted forms.
-        else if (!PREFIXED_HASH.test(value) && isDisguisedNumber(value)) {
-          throw new InvalidRequestError(
-            `height_or_hash must be a decimal block height, a 0x-prefixed 64-hex block hash or index block hash, or "latest"; got "${value}"`,
-          );
-        }
-      },
+      preValidation: checkHeightOrHash,
       preHandler: etag(async (request) => {
         const value = (request.params as { height_or_hash: string | number }).height_or_hash;
         // Only tags that name one block for good: latest, a height, or an index block hash.
@@ -161,7 +137,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
           'The Stacks block anchored at a burnchain height (the canonical one, else the highest). Deprecated in favour of the block list.',
         tags: ['Blocks'],
         deprecated: true,
-        params: Type.Object({ burn_block_height: Type.Integer({ minimum: 0 }) }),
+        params: Type.Object({ burn_block_height: BurnBlockHeightParam }),
         response: { 200: BlockV1, ...errorResponses },
       },
       preHandler: etag(async () => {

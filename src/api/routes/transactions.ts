@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import Type, { type TSchema } from 'typebox';
-import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import {
   findMempoolTx,
   findMempoolTxs,
@@ -15,39 +15,19 @@ import {
   type MinedTxRecord,
 } from '../../store/read/txs.js';
 import { clientHasVersion, sendNotModified } from '../plugins/etag.js';
-import { HASH_PATTERN, MAX_INT, errorResponses } from '../schemas/common.js';
+import { errorResponses } from '../schemas/common.js';
+import {
+  EVENT_LIMIT_DEFAULT,
+  MAX_MULTIPLE_TX_IDS,
+  TxIdParam,
+  TxIdsQuery,
+  TxQuery,
+  splitTxIds,
+} from '../schemas/params.js';
 import { MempoolTransaction, Transaction, TxNotFound } from '../schemas/transactions.js';
 import { txByIdJsonCache } from '../serializers/mined-tx-cache.js';
 import { mempoolTransaction, minedTransaction, type RenderOptions } from '../serializers/transactions.js';
 import type { RouteOptions } from './index.js';
-
-/** Largest number of ids `/extended/v1/tx/multiple` takes in one request (upstream has no bound). */
-export const MAX_MULTIPLE_TX_IDS = 100;
-const EVENT_LIMIT_DEFAULT = 20;
-const EVENT_LIMIT_MAX = 100;
-
-const TxQuery = {
-  event_limit: Type.Integer({
-    minimum: 0,
-    maximum: EVENT_LIMIT_MAX,
-    default: EVENT_LIMIT_DEFAULT,
-    description: `Events returned per transaction (0 means the default, ${EVENT_LIMIT_DEFAULT})`,
-  }),
-  event_offset: Type.Integer({
-    minimum: 0,
-    maximum: MAX_INT,
-    default: 0,
-    description: 'Index of the first event returned (events are paged by their event_index)',
-  }),
-  unanchored: Type.Boolean({
-    default: false,
-    description: 'Include transactions of microblocks not yet confirmed by an anchored block',
-  }),
-  exclude_function_args: Type.Boolean({
-    default: false,
-    description: 'Leave out `contract_call.function_args`',
-  }),
-};
 
 interface TxQueryValues {
   event_limit: number;
@@ -114,11 +94,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           `at most ${MAX_MULTIPLE_TX_IDS}; each answer says whether that id was found. 404 when none is.`,
         tags: ['Transactions'],
         querystring: Type.Object({
-          tx_id: Type.Array(Type.String({ pattern: HASH_PATTERN }), {
-            minItems: 1,
-            maxItems: MAX_MULTIPLE_TX_IDS,
-            description: `Transaction ids (0x-prefixed hex), at most ${MAX_MULTIPLE_TX_IDS}`,
-          }),
+          tx_id: TxIdsQuery,
           ...TxQuery,
         }),
         response: {
@@ -133,21 +109,12 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           ...errorResponses,
         },
       },
-      preValidation: async (request) => {
-        // `tx_id=a,b` and `tx_id=a&tx_id=b` both name several ids.
-        const query = request.query as { tx_id?: string | string[] };
-        if (query.tx_id === undefined) return;
-        const values = Array.isArray(query.tx_id) ? query.tx_id : [query.tx_id];
-        query.tx_id = values.flatMap((v) => v.split(','));
-      },
+      preValidation: splitTxIds,
     },
     async (request, reply) => {
       const query = request.query;
       const ids: string[] = [];
       for (const given of query.tx_id) {
-        if (!given.startsWith('0x')) {
-          throw new InvalidRequestError(`tx_id ${given}: a transaction id starts with "0x"`);
-        }
         const id = given.toLowerCase();
         if (!ids.includes(id)) ids.push(id);
       }
@@ -225,7 +192,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           'An id without `0x` is redirected to the prefixed path.',
         tags: ['Transactions'],
         params: Type.Object({
-          tx_id: Type.String({ pattern: HASH_PATTERN, description: 'Transaction id (hex, 0x-prefixed)' }),
+          tx_id: TxIdParam,
         }),
         querystring: Type.Object(TxQuery),
         response: {
