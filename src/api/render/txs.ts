@@ -1,6 +1,6 @@
 import { applyAbiToContractCall, type ContractCallJson } from '../../chain/index.js';
 import type { EventRecord, MempoolTxRecord, MinedTxRecord } from '../../store/read/txs.js';
-import { isoTime, isoTimeOrEmpty } from '../schemas/common.js';
+import { isoTime, isoTimeOrEmpty } from './time.js';
 import type { MempoolTransaction, Transaction, TransactionEvent } from '../schemas/transactions.js';
 
 // Store rows → the API's transaction objects (NOTES-upstream A.11).
