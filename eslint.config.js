@@ -31,6 +31,22 @@ const boundaries = [
   },
 ];
 
+// SQL lives only in src/store: elsewhere a tagged template on `sql` (or on `x.sql`), `unsafe(...)` (raw SQL text),
+// or importing the database client itself fails lint. Other code calls the store's functions.
+const sqlOutsideStore = [
+  { selector: "TaggedTemplateExpression[tag.name='sql']", message: 'SQL lives only in src/store' },
+  { selector: "TaggedTemplateExpression[tag.property.name='sql']", message: 'SQL lives only in src/store' },
+  { selector: "CallExpression[callee.property.name='unsafe']", message: 'SQL lives only in src/store' },
+  {
+    selector: "ImportDeclaration[source.value='postgres']",
+    message: 'only src/store opens the database client',
+  },
+  {
+    selector: 'ImportDeclaration[source.value=/^@electric-sql\\/pglite/]',
+    message: 'only src/store opens the database client',
+  },
+];
+
 /** The folders whose rules also bind `files` (src/store's bind src/store/read). */
 const enclosing = (files) =>
   boundaries.filter((b) => b.files !== files && files[0].startsWith(b.files[0].slice(0, -2)));
@@ -44,6 +60,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
+  },
+  {
+    files: ['src/**'],
+    ignores: ['src/store/**'],
+    rules: { 'no-restricted-syntax': ['error', ...sqlOutsideStore] },
   },
   // one config object per folder; a file matched by several (src/store/read) gets the rule of the last one,
   // so each also lists the patterns of the folders enclosing it

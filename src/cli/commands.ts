@@ -1,4 +1,7 @@
 import type { Config } from '../config.js';
+import { OperatorError } from '../errors.js';
+import { InvalidMessageError } from '../ingest/chain-rows.js';
+import { TsvFormatError } from '../protocol/tsv.js';
 import { defaultNakamotoHeight } from '../devnet/chain.js';
 import { exportFile, replayFile } from '../ingest/replay.js';
 import { start as startDemo } from './demo.js';
@@ -37,6 +40,8 @@ export async function replay(config: Config, file: string): Promise<void> {
   try {
     const stats = await replayFile(createIngestor(store, config, logger), file, {
       onProgress: bar.onProgress,
+    }).catch((err: unknown) => {
+      throw badInput(file, err) ?? err;
     });
     complete = true;
     bar.stop(true);
@@ -48,6 +53,19 @@ export async function replay(config: Config, file: string): Promise<void> {
     if (!complete) bar.stop(false);
     await store.close();
   }
+}
+
+/**
+ * A replay stopped by its input (a line that is not a recorded message, a message the node could not have
+ * sent) is the operator's to fix: one line, no stack. The messages before it stay applied, and a replay of a
+ * corrected file skips them as duplicates.
+ */
+function badInput(file: string, err: unknown): OperatorError | undefined {
+  const cause = err instanceof Error && err.cause !== undefined ? err.cause : err;
+  if (!(cause instanceof TsvFormatError || cause instanceof InvalidMessageError)) return undefined;
+  return new OperatorError(
+    `${file}: ${(err as Error).message}; the messages before it are applied, replay a corrected file to go on`,
+  );
 }
 
 export async function exportLog(config: Config, file: string): Promise<void> {

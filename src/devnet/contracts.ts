@@ -12,6 +12,8 @@ export const BOOT_ADDRESS = 'SP000000000000000000002Q6VF78';
 export const POX_CONTRACT = `${BOOT_ADDRESS}.pox-4`;
 export const POX_FIRST_BURN_HEIGHT = 666050;
 export const POX_CYCLE_LENGTH = 2100;
+/** The last burn blocks of each reward cycle, in which the next cycle's reward set is chosen (mainnet PoX). */
+export const POX_PREPARE_LENGTH = 100;
 
 export const FT_SOURCE = `;; Mango: a SIP-010 fungible token.
 (define-fungible-token mango)
@@ -179,8 +181,23 @@ export const NFT_ABI = {
   non_fungible_tokens: [{ name: NFT_ASSET_NAME, type: 'uint128' }],
 };
 
+/** The reward cycle a burn height is in (pox-4 `burn-height-to-reward-cycle`). */
+export function poxRewardCycle(burnHeight: number): number {
+  return Math.floor((burnHeight - POX_FIRST_BURN_HEIGHT) / POX_CYCLE_LENGTH);
+}
+
 /** First burn height of the reward cycle after the one containing `burnHeight`, plus `periods` cycles. */
 export function poxUnlockHeight(burnHeight: number, periods: number): number {
-  const cycle = Math.floor((burnHeight - POX_FIRST_BURN_HEIGHT) / POX_CYCLE_LENGTH);
-  return POX_FIRST_BURN_HEIGHT + (cycle + 1 + periods) * POX_CYCLE_LENGTH;
+  return POX_FIRST_BURN_HEIGHT + (poxRewardCycle(burnHeight) + 1 + periods) * POX_CYCLE_LENGTH;
+}
+
+/**
+ * The first reward cycle a lock made at `burnHeight` counts in, as the node's synthetic pox-4 event reports
+ * it (`start-cycle-id`): the next cycle, or the one after when the next cycle's reward set is already being
+ * chosen (the prepare phase, whose first block's txs already miss it).
+ */
+export function poxStartCycle(burnHeight: number): number {
+  const inPreparePhase =
+    (burnHeight - POX_FIRST_BURN_HEIGHT) % POX_CYCLE_LENGTH >= POX_CYCLE_LENGTH - POX_PREPARE_LENGTH;
+  return poxRewardCycle(burnHeight) + 1 + (inPreparePhase ? 1 : 0);
 }

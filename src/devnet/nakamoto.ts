@@ -1,6 +1,6 @@
 import * as secp from '@noble/secp256k1';
 import { c32ToB58 } from 'c32check';
-import { POX_CYCLE_LENGTH, POX_FIRST_BURN_HEIGHT } from './contracts.js';
+import { POX_CYCLE_LENGTH, POX_FIRST_BURN_HEIGHT, POX_PREPARE_LENGTH, poxRewardCycle } from './contracts.js';
 import { MAINNET_P2PKH, derivePrivateKey, hash160 } from './keys.js';
 import { c32Address } from '../chain/c32.js';
 import { sha512_256, signHash } from './signer.js';
@@ -9,8 +9,6 @@ import { sha512_256, signHash } from './signer.js';
 // hash commits to, the miner's signature over them, and the signer set's signatures over the block hash.
 // Only the state root (the MARF trie) is not computed: it is derived from the seed.
 
-/** Reward phase and prepare phase lengths of mainnet PoX (burn blocks). */
-const PREPARE_PHASE_LENGTH = 100;
 /** Share of the signers' weight a block needs (the node's 70% threshold). */
 const SIGNING_THRESHOLD = 0.7;
 const NAKAMOTO_BLOCK_VERSION = 0;
@@ -173,21 +171,16 @@ export class SignerSet {
   }
 }
 
-/** The reward cycle a burn height is in. */
-function rewardCycle(burnHeight: number): number {
-  return Math.floor((burnHeight - POX_FIRST_BURN_HEIGHT) / POX_CYCLE_LENGTH);
-}
-
 /**
  * The reward cycle whose reward set is computed in the prepare phase holding `burnHeight`, or null outside
  * a prepare phase. A cycle's first block is `first + cycle * length + 1`: the prepare phase is the last
- * `PREPARE_PHASE_LENGTH - 1` blocks of a cycle and the first ("mod 0") block of the next, which still
+ * `POX_PREPARE_LENGTH - 1` blocks of a cycle and the first ("mod 0") block of the next, which still
  * prepares the cycle it begins.
  */
 export function preparedCycle(burnHeight: number): number | null {
   const offset = burnHeight - POX_FIRST_BURN_HEIGHT;
   if (offset <= 0) return null;
   const index = offset % POX_CYCLE_LENGTH;
-  if (index === 0) return rewardCycle(burnHeight);
-  return index > POX_CYCLE_LENGTH - PREPARE_PHASE_LENGTH ? rewardCycle(burnHeight) + 1 : null;
+  if (index === 0) return poxRewardCycle(burnHeight);
+  return index > POX_CYCLE_LENGTH - POX_PREPARE_LENGTH ? poxRewardCycle(burnHeight) + 1 : null;
 }

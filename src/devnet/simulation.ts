@@ -10,8 +10,8 @@ import {
   NFT_CONTRACT_NAME,
   NFT_SOURCE,
   POX_CONTRACT,
-  POX_CYCLE_LENGTH,
-  POX_FIRST_BURN_HEIGHT,
+  poxRewardCycle,
+  poxStartCycle,
   poxUnlockHeight,
 } from './contracts.js';
 import { newDraft, type EventDraft, type ExecutionCost, type TxDraft, type TxKind } from './drafts.js';
@@ -724,7 +724,6 @@ export class Ledger {
       const maxAmount = amount + 1_000n * STX;
       const authId = BigInt(this.random.int(1, 1_000_000));
       const boot = { version: MAINNET_P2PKH, hash160: Buffer.alloc(20), name: POX_CONTRACT.split('.')[1] };
-      const startCycle = Math.floor((burnHeight - POX_FIRST_BURN_HEIGHT) / POX_CYCLE_LENGTH) + 1;
       const result = okCV(
         tupleCV({
           'lock-amount': uintCV(amount),
@@ -733,14 +732,18 @@ export class Ledger {
           'unlock-burn-height': uintCV(unlock),
         }),
       );
+      // The print event the node synthesises for a successful pox-4 call (stacks-core
+      // pox-locking/src/events.rs): evaluated after the fee is paid but before the lock is applied, so
+      // `balance` is the unlocked balance then and `locked` / `burnchain-unlock-height` the stacker's lock
+      // before this one (none: stack-stx is only drafted once an earlier lock has ended); `stacker` is the
+      // bare principal, and `data` holds the call's arguments and the cycles they span, nothing else.
       const print = okCV(
         tupleCV({
-          balance: uintCV(this.stx[from] - BigInt(fee) - amount),
-          'burnchain-unlock-height': uintCV(unlock),
+          balance: uintCV(this.stx[from] - BigInt(fee)),
+          'burnchain-unlock-height': uintCV(0),
           data: tupleCV({
-            'amount-ustx': uintCV(amount),
             'auth-id': uintCV(authId),
-            'end-cycle-id': someCV(uintCV(startCycle + period)),
+            'end-cycle-id': someCV(uintCV(poxRewardCycle(unlock))),
             'lock-amount': uintCV(amount),
             'lock-period': uintCV(period),
             'max-amount': uintCV(maxAmount),
@@ -748,12 +751,12 @@ export class Ledger {
             'signer-key': signerKey,
             'signer-sig': noneCV,
             'start-burn-height': uintCV(burnHeight),
-            'start-cycle-id': uintCV(startCycle),
+            'start-cycle-id': uintCV(poxStartCycle(burnHeight)),
             'unlock-burn-height': uintCV(unlock),
           }),
-          locked: uintCV(amount),
+          locked: uintCV(0),
           name: stringAsciiCV('stack-stx'),
-          stacker: someCV(user.principal),
+          stacker: user.principal,
         }),
       );
       return this.signed(

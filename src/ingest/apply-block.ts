@@ -31,6 +31,7 @@ import {
   markMicroblocksConfirmed,
   microblockChain,
   orphanMicroblocks,
+  stagedTxIndexes,
   unconfirmedMicroblocks,
 } from '../store/write/microblocks.js';
 import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../store/schema/rows.js';
@@ -43,6 +44,7 @@ import {
   type SkippedEvents,
 } from './chain-rows.js';
 import type { ApplyContext, DecodedBlock } from './context.js';
+import { checkAgainstParent, checkBlockMessage } from './message-checks.js';
 import type { NewBlock } from '../protocol/payloads.js';
 
 const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
@@ -105,6 +107,45 @@ function minerRewardRows(msg: NewBlock, canonical: boolean): MinerRewardRow[] {
   }));
 }
 
+/** The microblocks whose txs the block message carries (the parent's stream it confirms). */
+function microblockHashesOf(msg: NewBlock): string[] {
+  return [...new Set(msg.transactions.flatMap((tx) => (tx.microblock_hash ? [tx.microblock_hash] : [])))];
+}
+
+/**
+ * The tx index of a confirmed microblock tx, as the original API keeps it: a tx streamed in a microblock
+ * and then confirmed by the block that is canonical as it arrives keeps the index it was streamed with (the
+ * original updates the streamed row in place, its index included, and skips the block's copy); any other
+ * row of it (a microblock first seen in the block, a sibling block, a block that becomes canonical later by
+ * a reorg) has the index the block message gives it. A node numbers a microblock's txs from 0 in each
+ * microblock, and a block's from 0 with its own txs first, so the two differ: mainnet-reorg-scenario1's
+ * block 30 (streamed index 0, block index 1) answers 1 because its canonical copy is the second sibling.
+ * Sets every row of the block's txs (decoded rows are reused when a message is applied again).
+ */
+function placeConfirmedMicroblockTxs(
+  rows: ChainRows,
+  msg: NewBlock,
+  accepted: ReadonlySet<string>,
+  streamed: { tx_id: string; microblock_hash: string; tx_index: number }[],
+) {
+  if (!msg.transactions.some((tx) => tx.microblock_hash)) return;
+  const key = (txId: string, microblockHash: string) => `${txId}|${microblockHash}`;
+  const index = new Map<string, number>();
+  for (const tx of msg.transactions) {
+    if (tx.microblock_hash) index.set(key(tx.txid, tx.microblock_hash), tx.tx_index);
+  }
+  for (const tx of streamed) {
+    if (accepted.has(tx.microblock_hash)) index.set(key(tx.tx_id, tx.microblock_hash), tx.tx_index);
+  }
+  for (const list of [rows.txs, rows.events, rows.principalTxs]) {
+    for (const row of list) {
+      if (row.microblock_hash === '') continue;
+      const txIndex = index.get(key(row.tx_id, row.microblock_hash));
+      if (txIndex !== undefined) row.tx_index = txIndex;
+    }
+  }
+}
+
 /** Microblocks whose txs this block confirms, as first seen in the block (they may never have been streamed). */
 function confirmedMicroblockRows(msg: NewBlock, receivedAt: number): MicroblockRow[] {
   const seen = new Map<string, MicroblockRow>();
@@ -150,6 +191,7 @@ function placementOf(block: BlockRow): Placement {
 export function decodeBlock(msg: NewBlock, isMainnet: boolean): DecodedBlock {
   const skipped: SkippedEvents = new Map();
   try {
+    checkBlockMessage(msg);
     const placement = placementOf(blockRow(msg, true));
     return {
       payload: msg,
@@ -181,13 +223,14 @@ function blockChainRows(msg: NewBlock, block: BlockRow, ctx: ApplyContext): Chai
  *
  * The first block indexed may build on anything (the chain may be joined mid-way); after that, a block
  * whose parent was never received means messages are missing: it is refused (409, the node keeps re-sending
- * it) rather than indexed over a gap that would leave balances silently wrong.
+ * it) rather than indexed over a gap that would leave balances silently wrong. A block that does not follow
+ * its parent (height, hash, burn height: `checkAgainstParent`) is refused with 400.
  *
  * Round trips: the reads are sent together, then (after a reorg's own steps, if any) every write is sent
  * without waiting for the previous one and awaited once (`sendAll`): the server runs them in order.
  */
 export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: ApplyContext): Promise<boolean> {
-  const [known, tip, parent, unconfirmed, accepted] = await Promise.all([
+  const [known, tip, parent, unconfirmed, accepted, streamed] = await Promise.all([
     getBlock(sql, msg.index_block_hash),
     lockChainTip(sql),
     getBlock(sql, msg.parent_index_block_hash),
@@ -195,6 +238,7 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     msg.parent_microblock === ZERO_HASH
       ? []
       : microblockChain(sql, msg.parent_index_block_hash, msg.parent_microblock),
+    stagedTxIndexes(sql, microblockHashesOf(msg)),
   ]);
   if (known) return false;
   if (!parent && tip.block_height > 0) {
@@ -202,6 +246,9 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
       `block ${msg.block_height} (${msg.index_block_hash}): its parent ${msg.parent_index_block_hash} is not ` +
         `indexed (tip at height ${tip.block_height}); the messages before it are missing`,
     );
+  }
+  if (parent) {
+    await checkAgainstParent(msg, parent, async () => !(await getBlock(sql, parent.parent_index_block_hash)));
   }
   const canonical = msg.block_height > tip.block_height;
   const adoptsGenesis = canonical && parent !== undefined && !parent.canonical && parent.block_height === 0;
@@ -212,6 +259,7 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
 
   const block = blockRow(msg, canonical);
   const rows = blockChainRows(msg, block, ctx);
+  placeConfirmedMicroblockTxs(rows, msg, canonical ? new Set(accepted) : new Set(), streamed);
   // The rows of a block canonical on arrival are numbered in the principal index as they are inserted;
   // rows adopted from the genesis block join them first, so then the numbering runs afterwards.
   const ordinalsOnInsert = canonical && !adoptsGenesis;

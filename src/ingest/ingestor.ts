@@ -1,16 +1,19 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TransactionSql } from '../store/db.js';
-import { CHAIN_STATE_CHANNEL, chainStateChanged } from '../store/read/chain-state.js';
+import { AnalyzeSchedule } from '../store/maintenance.js';
+import { chainStateChanged } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
 import { sendAll } from '../store/write/bulk.js';
 import { insertBurnBlock, orphanOtherBurnBlocks } from '../store/write/burn-blocks.js';
+import { beginLoggedMessage, markMessageSkipped } from '../store/write/message-log.js';
 import { lockChainTip, raiseBurnTip } from '../store/write/tip.js';
 import { applyNewBlock, decodeBlock } from './apply-block.js';
 import { applyDropMempoolTxs, applyNewMempoolTxs } from './apply-mempool.js';
 import { applyNewMicroblocks } from './apply-microblocks.js';
 import { InvalidMessageError } from './chain-rows.js';
 import type { ApplyContext, DecodedBlock } from './context.js';
+import { checkMicroblocksMessage } from './message-checks.js';
 import {
   isObserverPath,
   payloadValidators,
@@ -88,30 +91,6 @@ export interface PreparedMessage {
 }
 
 /**
- * Tables ingest grows fast, and the columns its statements' plans depend on (keys, joins, filters). The
- * wide payload columns (hex, JSON, reprs) are left to autovacuum's analyze: computing their statistics
- * from a sample is most of an ANALYZE's cost, and no plan of ingest filters on them.
- */
-const GROWING_TABLES = [
-  'txs (tx_id, index_block_hash, microblock_hash, block_height, canonical, microblock_canonical, ' +
-    'sender_address, nonce, sponsored, sponsor_address, smart_contract_contract_id)',
-  'events (tx_id, index_block_hash, microblock_hash, kind, sender, recipient, locked_address, block_height)',
-  'principal_txs',
-  'mempool_txs (tx_id, pruned, status, sender_address, nonce, sponsored, sponsor_address, sponsor_nonce, ' +
-    'token_transfer_recipient, smart_contract_contract_id, type_id, fee_rate, receipt_block_height, receipt_time)',
-  'principal_stats',
-  'stx_balances',
-  'ft_balances',
-  'nft_balances',
-  'smart_contracts (contract_id, tx_id, index_block_hash, microblock_hash, block_height, canonical, ' +
-    'microblock_canonical)',
-  'blocks',
-] as const;
-
-/** Transactions indexed before the first ANALYZE of a young database (then each time the count doubles). */
-const FIRST_ANALYZE_TXS = 10_000;
-
-/**
  * The single entry point of every event-observer message, live or replayed: parse, validate, and apply in
  * one database transaction together with its raw-log row. Messages are applied one at a time in arrival
  * order. A message identical to one already applied (the node re-sending after a lost answer) is a no-op.
@@ -119,9 +98,7 @@ const FIRST_ANALYZE_TXS = 10_000;
 export class Ingestor {
   private queue: Promise<unknown> = Promise.resolve();
   private lastMessageAt = 0;
-  /** transactions indexed since the last ANALYZE, and how many the tables held then (-1: not read yet) */
-  private txsSinceAnalyze = 0;
-  private txsAtAnalyze = -1;
+  private readonly analyzeSchedule = new AnalyzeSchedule();
 
   constructor(
     private readonly store: Store,
@@ -167,6 +144,7 @@ export class Ingestor {
         `${path}: invalid payload${where}: ${first?.message ?? 'unexpected shape'}`,
       );
     }
+    if (path === '/new_microblocks') checkMicroblocksMessage(payload as NewMicroblocks);
     const contentHash = createHash('sha256').update(path).update('\n').update(body).digest('hex');
     // the CPU-heavy part of a block (decoding its transactions into rows) needs no database either
     const decoded =
@@ -235,35 +213,14 @@ export class Ingestor {
    * is applied (migration 008: the unique index on content_hash covers only the rows not skipped).
    */
   private async applyInTransaction(message: PreparedMessage, ctx: ApplyContext): Promise<ApplyOutcome> {
-    const { path, body, payload, contentHash, receivedAt } = message;
+    const { path, payload, contentHash } = message;
     try {
       return await this.store.transaction(async (sql) => {
-        // Plans are made per execution here, with the sizes the tables have now: a prepared statement's
-        // generic plan, cached while the tables were small, would keep scanning them whole as they grow.
-        // API processes drop their cached chain state when this commits (store/read/chain-state.ts). (The
-        // statements are sent together: postgres.js pipelines them.)
-        const [, logged] = await Promise.all([
-          sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(),
-          sql`
-            INSERT INTO observer_messages (received_at, path, payload, content_hash)
-            VALUES (${receivedAt}, ${path}, ${body}, ${contentHash})
-            ON CONFLICT (content_hash) WHERE NOT skipped DO NOTHING`.execute(),
-          this.store.engine === 'postgres'
-            ? sql`SELECT pg_notify(${CHAIN_STATE_CHANNEL}, '')`.execute()
-            : null,
-        ]);
-        if (logged.count === 0) return 'duplicate' as const;
+        const logged = await beginLoggedMessage(sql, this.store.engine, message);
+        if (!logged) return 'duplicate' as const;
         const skipped = (await handlers[path](sql, payload as never, ctx)) === 'skipped';
-        if (skipped) {
-          // It changed nothing. Received (and skipped) before: not logged twice; else marked skipped.
-          const [before] = await sql`
-            SELECT 1 FROM observer_messages WHERE content_hash = ${contentHash} AND skipped LIMIT 1`;
-          if (before) {
-            await sql`DELETE FROM observer_messages WHERE content_hash = ${contentHash} AND NOT skipped`;
-            return 'duplicate' as const;
-          }
-          await sql`UPDATE observer_messages SET skipped = true WHERE content_hash = ${contentHash} AND NOT skipped`;
-        }
+        if (skipped && (await markMessageSkipped(sql, contentHash)) === 'duplicate')
+          return 'duplicate' as const;
         await this.options.beforeCommit?.(path);
         return skipped ? ('skipped' as const) : ('applied' as const);
       });
@@ -272,28 +229,17 @@ export class Ingestor {
     }
   }
 
-  /**
-   * A database indexing from genesis grows faster than autovacuum re-analyzes it (it looks once a minute):
-   * plans made on the statistics of a table a tenth of its size scan whole tables where an index probe
-   * would do. So while the index is young, ingest itself analyzes the tables it grows each time the number
-   * of transactions doubles (a logarithmic number of times, after which autovacuum keeps up).
-   */
+  /** While the index is young, ingest analyzes the tables it grows (store/maintenance.ts says why). */
   private async keepStatisticsFresh(path: ObserverPath, payload: unknown): Promise<void> {
-    if (path === '/new_block') this.txsSinceAnalyze += (payload as NewBlock).transactions.length;
-    else if (path === '/new_mempool_tx') this.txsSinceAnalyze += (payload as NewMempoolTx).length;
+    let txs: number;
+    if (path === '/new_block') txs = (payload as NewBlock).transactions.length;
+    else if (path === '/new_mempool_tx') txs = (payload as NewMempoolTx).length;
     else return;
-    if (this.txsAtAnalyze < 0) {
-      const [row] = await this.store.sql<{ n: number }[]>`
-        SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE oid = 'txs'::regclass`;
-      this.txsAtAnalyze = row?.n ?? 0;
-    }
-    if (this.txsSinceAnalyze < Math.max(FIRST_ANALYZE_TXS, this.txsAtAnalyze)) return;
     const started = performance.now();
-    await this.store.sql.unsafe(`ANALYZE ${GROWING_TABLES.join(', ')}`);
-    this.txsAtAnalyze += this.txsSinceAnalyze;
-    this.txsSinceAnalyze = 0;
+    const analyzedAt = await this.analyzeSchedule.afterIndexing(this.store.sql, txs);
+    if (analyzedAt === null) return;
     this.options.logger.debug(
-      { txs: this.txsAtAnalyze, ms: Math.round(performance.now() - started) },
+      { txs: analyzedAt, ms: Math.round(performance.now() - started) },
       'tables analyzed',
     );
   }

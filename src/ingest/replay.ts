@@ -1,5 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { readLoggedMessages } from '../store/read/message-log.js';
 import type { Store } from '../store/store.js';
 import type { Ingestor, PreparedMessage } from './ingestor.js';
 import { fileSize, formatTsvLine, readTsv } from '../protocol/tsv.js';
@@ -78,8 +79,7 @@ export async function exportFile(store: Store, file: string): Promise<number> {
   let count = 0;
   let lastId = 0;
   for (;;) {
-    const rows = await store.sql<{ id: number; received_at: Date; path: string; payload: string }[]>`
-      SELECT id, received_at, path, payload FROM observer_messages WHERE id > ${lastId} ORDER BY id LIMIT 500`;
+    const rows = await readLoggedMessages(store.sql, lastId, 500);
     if (rows.length === 0) break;
     for (const row of rows) {
       const line = formatTsvLine({

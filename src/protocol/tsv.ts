@@ -6,6 +6,9 @@ import { createInterface } from 'node:readline';
 // columns: id, receive timestamp, event path, JSON payload. Backslash, tab and newline inside the payload
 // are backslash-escaped. Some dumps hold raw JSON instead (ISO timestamps, no escaping); both are read.
 
+/** A line of a TSV file that is not a recorded message (the file is not an event-replay TSV, or is cut). */
+export class TsvFormatError extends Error {}
+
 export interface RecordedMessage {
   id: string;
   receivedAt: Date;
@@ -78,7 +81,7 @@ export function copyEscape(field: string): string {
 function parseTimestamp(text: string): Date {
   const iso = text.includes('T') ? text : text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
   const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) throw new Error(`unreadable timestamp "${text}"`);
+  if (Number.isNaN(date.getTime())) throw new TsvFormatError(`unreadable timestamp "${text}"`);
   return date;
 }
 
@@ -87,14 +90,22 @@ export function parseTsvLine(line: string, lineNumber: number): RecordedMessage 
   const second = line.indexOf('\t', first + 1);
   const third = line.indexOf('\t', second + 1);
   if (first < 0 || second < 0 || third < 0) {
-    throw new Error(`line ${lineNumber}: expected 4 tab-separated columns (id, timestamp, path, payload)`);
+    throw new TsvFormatError(
+      `line ${lineNumber}: expected 4 tab-separated columns (id, timestamp, path, payload)`,
+    );
   }
   const timestamp = line.slice(first + 1, second);
   const rawJson = timestamp.includes('T');
   const payload = line.slice(third + 1);
+  let receivedAt: Date;
+  try {
+    receivedAt = parseTimestamp(timestamp);
+  } catch (err) {
+    throw new TsvFormatError(`line ${lineNumber}: ${(err as Error).message}`);
+  }
   return {
     id: line.slice(0, first),
-    receivedAt: parseTimestamp(timestamp),
+    receivedAt,
     path: line.slice(second + 1, third),
     payload: rawJson ? payload : copyUnescape(payload),
   };

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { DEPRECATION_WARNING } from '../../src/api/plugins/conventions.js';
 import { MAX_MULTIPLE_TX_IDS } from '../../src/api/schemas/params.js';
 import { Cl } from '@stacks/transactions';
 import { addressOf, callTx, ev, transferWithEvent, type MinedTx } from '../support/chain.js';
@@ -35,7 +34,7 @@ for (const engine of testEngines(import.meta.url)) {
         const block = await chain.block({ txs: [mined] });
         const res = await get(app, `/extended/v1/tx/${tx.txid}`);
         assert.equal(res.statusCode, 200);
-        assert.equal(res.headers.warning, DEPRECATION_WARNING);
+        assert.equal(res.headers.warning, undefined, 'not deprecated (contract §9)');
         const body = res.json();
         assert.deepEqual(Object.keys(body), [
           'tx_id',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -307,4 +307,37 @@ describe('settings and ports: checked before the database is opened', () => {
           `API_PORT=${busyPort}: 127.0.0.1:${busyPort} is already in use (another process listens there); choose a free port with API_PORT`,
     );
   });
+});
+
+describe('replay of a file that is not a recorded event stream: one line, exit 2', () => {
+  const database = join(work, 'replay-input');
+  const cases = [
+    {
+      name: 'a line without four columns',
+      content: 'not a recorded message\n',
+      message: 'line 1: expected 4 tab-separated columns (id, timestamp, path, payload)',
+    },
+    {
+      name: 'a timestamp that is not one',
+      content: '7\tyesterday\t/new_block\t{}\n',
+      message: 'line 1: unreadable timestamp "yesterday"',
+    },
+    {
+      name: 'a payload that is not JSON',
+      content: '7\t2024-01-01 00:00:00+00\t/new_block\t{"block_height": \n',
+      message: 'message 7 (/new_block) failed: /new_block: body is not valid JSON',
+    },
+  ];
+  for (const { name, content, message } of cases) {
+    test(name, async () => {
+      const file = join(work, 'input.tsv');
+      writeFileSync(file, content);
+      const run = await runCli(['replay', '--file', file], { env: { PGLITE_DIR: database } });
+      assert.equal(run.code, 2, run.stderr);
+      const lines = run.stderr.trim().split('\n');
+      assert.equal(lines.length, 1, run.stderr);
+      assert.ok(lines[0].startsWith(`error: ${file}: ${message}`), lines[0]);
+      assert.ok(lines[0].endsWith('the messages before it are applied, replay a corrected file to go on'));
+    });
+  }
 });

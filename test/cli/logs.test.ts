@@ -69,6 +69,9 @@ describe('logs at info', () => {
       );
       assert.equal(typeof indexed[0].ms, 'number');
 
+      // the service's own in-process calls (the demo checking the URLs it prints) are not client requests
+      const injected = await service.api!.inject({ method: 'GET', url: '/extended/v2/blocks/latest' });
+      assert.equal(injected.statusCode, 200);
       for (const url of ['/extended/v2/blocks/1', '/extended/v2/blocks/abc', '/no/such/route'])
         await fetch(`${api}${url}`);
       const requests = lines.filter((l) => l.msg === 'request');

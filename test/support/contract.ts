@@ -1,5 +1,5 @@
 // The ten endpoints of the contract (seed §4), for the tests that go over all of them (OpenAPI, docs page,
-// official client).
+// official client). Only 4.9 and 4.10 are deprecated (seed §9).
 
 export interface ContractEndpoint {
   /** Contract section. */
@@ -18,14 +18,14 @@ export const CONTRACT_ENDPOINTS: ContractEndpoint[] = [
     section: '4.1',
     path: '/extended/v1/address/{principal}/balances',
     route: '/extended/v1/address/:principal/balances',
-    deprecated: true,
+    deprecated: false,
     params: ['principal', 'unanchored', 'until_block'],
   },
   {
     section: '4.2',
     path: '/extended/v1/tx/{tx_id}',
     route: '/extended/v1/tx/:tx_id',
-    deprecated: true,
+    deprecated: false,
     params: ['tx_id'],
   },
   {
@@ -67,7 +67,7 @@ export const CONTRACT_ENDPOINTS: ContractEndpoint[] = [
     section: '4.8',
     path: '/extended/v1/address/{principal}/transactions_with_transfers',
     route: '/extended/v1/address/:principal/transactions_with_transfers',
-    deprecated: true,
+    deprecated: false,
     params: ['principal', 'limit', 'offset', 'height', 'unanchored', 'until_block'],
   },
   {

@@ -36,7 +36,8 @@ export function connectTestDatabase(url: string, options: Partial<DatabaseOption
 
 export const silentLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-async function openTestDatabase(engine: Engine): Promise<Database> {
+/** A new, empty (not migrated) database on the given engine. */
+export async function openTestDatabase(engine: Engine): Promise<Database> {
   if (engine === 'pglite') {
     return openDatabase({
       url: '',

@@ -35,6 +35,9 @@ export const PGLITE_SMOKE: Record<string, Smoke> = {
   'test/reliability/crash.test.ts': {
     why: 'crash safety of a PGlite data directory: SIGKILLs while a chain is posted lose and double nothing',
   },
+  'test/store/migrate.test.ts': {
+    why: 'the migrations: each in its own transaction, duplicate versions refused, every file runs on PGlite',
+  },
   'test/conformance/conformance.test.ts': {
     why: 'every endpoint family against the original API, on a chain with contracts and on one with a reorg',
     only: ['mocknet', 'mainnet-reorg-scenario2'],

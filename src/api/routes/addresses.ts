@@ -74,14 +74,12 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   app.get(
     '/extended/v1/address/:principal/balances',
     {
-      config: { deprecated: true },
       schema: {
         operationId: 'get_account_balance',
         summary: 'Get account balances',
         description:
           'STX (with lock state and pending mempool totals), fungible and non-fungible token balances of an address or contract, at the tip or as of a block.',
         tags: ['Accounts'],
-        deprecated: true,
         params: Type.Object({ principal: PrincipalParam }),
         querystring: Type.Object({
           unanchored: UnanchoredQuery,
@@ -105,14 +103,12 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   app.get(
     '/extended/v1/address/:principal/transactions_with_transfers',
     {
-      config: { deprecated: true },
       schema: {
         operationId: 'get_account_transactions_with_transfers',
         summary: 'Get account transactions with transfers',
         description:
           'Transactions of an address or contract, newest first, each with the STX, FT and NFT transfers it takes part in.',
         tags: ['Accounts'],
-        deprecated: true,
         params: Type.Object({ principal: PrincipalParam }),
         querystring: Type.Object({
           limit: LimitQuery(TX_LIMIT_MAX, TX_LIMIT_DEFAULT, 'Transactions per page'),

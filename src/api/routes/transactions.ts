@@ -179,7 +179,6 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
   app.get(
     '/extended/v1/tx/:tx_id',
     {
-      config: { deprecated: true },
       schema: {
         operationId: 'get_transaction_by_id',
         summary: 'Get transaction',
@@ -187,7 +186,6 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           'A mined transaction with a page of its events, else the mempool transaction (pending or dropped). ' +
           'An id without `0x` is redirected to the prefixed path.',
         tags: ['Transactions'],
-        deprecated: true,
         params: Type.Object({
           tx_id: TxIdParam,
         }),

@@ -1,0 +1,56 @@
+import type { Engine, TransactionSql } from '../db.js';
+import { CHAIN_STATE_CHANNEL } from '../read/chain-state.js';
+
+// The raw observer message log: every message is kept, in the transaction that applies it, so the index can be
+// rebuilt and exported. The log is also what de-duplicates: a message whose content hash is logged (and was not
+// skipped) is a re-delivery (migration 008: the unique index on content_hash covers only rows not skipped).
+
+export interface LoggedMessage {
+  receivedAt: Date;
+  path: string;
+  body: string;
+  /** sha256 of path and body, hex */
+  contentHash: string;
+}
+
+/**
+ * Opens a message's transaction: logs the message and resolves whether it was new (false: a re-delivery, to
+ * be skipped). Plans are made per execution in this transaction, with the sizes the tables have now: a
+ * prepared statement's generic plan, cached while the tables were small, would keep scanning them whole as
+ * they grow. On PostgreSQL it also notifies API processes, at commit, to drop their cached chain state
+ * (read/chain-state.ts). The three statements are sent together: postgres.js pipelines them.
+ */
+export async function beginLoggedMessage(
+  sql: TransactionSql,
+  engine: Engine,
+  message: LoggedMessage,
+): Promise<boolean> {
+  const [, logged] = await Promise.all([
+    sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(),
+    sql`
+      INSERT INTO observer_messages (received_at, path, payload, content_hash)
+      VALUES (${message.receivedAt}, ${message.path}, ${message.body}, ${message.contentHash})
+      ON CONFLICT (content_hash) WHERE NOT skipped DO NOTHING`.execute(),
+    engine === 'postgres' ? sql`SELECT pg_notify(${CHAIN_STATE_CHANNEL}, '')`.execute() : null,
+  ]);
+  return logged.count > 0;
+}
+
+/**
+ * A logged message changed nothing (it does not fit the index). Kept and marked skipped, so the same message
+ * delivered again once it fits is applied; if an identical message was already skipped before, this one is
+ * not logged twice and counts as a duplicate.
+ */
+export async function markMessageSkipped(
+  sql: TransactionSql,
+  contentHash: string,
+): Promise<'skipped' | 'duplicate'> {
+  const [before] = await sql`
+    SELECT 1 FROM observer_messages WHERE content_hash = ${contentHash} AND skipped LIMIT 1`;
+  if (before) {
+    await sql`DELETE FROM observer_messages WHERE content_hash = ${contentHash} AND NOT skipped`;
+    return 'duplicate';
+  }
+  await sql`UPDATE observer_messages SET skipped = true WHERE content_hash = ${contentHash} AND NOT skipped`;
+  return 'skipped';
+}
