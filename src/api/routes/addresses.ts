@@ -21,12 +21,12 @@ import {
 } from '../schemas/addresses.js';
 import { errorResponses } from '../schemas/common.js';
 import {
+  AccountTxIdParam,
   AccountTxsHeightQuery,
   LimitQuery,
   MAX_INT,
   OffsetQuery,
   PrincipalParam,
-  TxIdParam,
   UnanchoredQuery,
   UntilBlockQuery,
 } from '../schemas/params.js';
@@ -183,7 +183,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
           'One transaction of an address or contract with the STX, FT and NFT transfers it takes part in. Deprecated in favour of the address transaction events.',
         tags: ['Accounts'],
         deprecated: true,
-        params: Type.Object({ principal: PrincipalParam, tx_id: TxIdParam }),
+        params: Type.Object({ principal: PrincipalParam, tx_id: AccountTxIdParam }),
         response: { 200: TransactionWithTransfers, ...errorResponses },
       },
       preHandler: chainEtag(store, { withMempool: false }),
