@@ -35,17 +35,27 @@ for (const engine of testEngines(import.meta.url)) {
           (a, b) => JSON.parse(a.body).block_height - JSON.parse(b.body).block_height,
         );
         assert.equal(files.length, 7);
-        // Blocks from far apart on mainnet: each is made the child of the one before, since a block whose
-        // parent was never received is refused once the index holds a chain.
-        let parent: { index_block_hash: string; block_hash: string } | undefined;
+        // Blocks from far apart on mainnet: each is made the child of the one before (one higher), since a
+        // block whose parent was never received, or that does not follow its parent, is refused once the
+        // index holds a chain. A file holding only some txs of its block (stx_lock-1994: tx 40 alone) has
+        // them numbered 0..n-1 as a whole block's are.
+        type FixtureBlock = {
+          index_block_hash: string;
+          block_hash: string;
+          block_height: number;
+          transactions: { tx_index: number }[];
+        };
+        let parent: FixtureBlock | undefined;
         for (const { body } of files) {
-          const block = JSON.parse(body) as { index_block_hash: string; block_hash: string };
+          const block = JSON.parse(body) as FixtureBlock;
           if (parent) {
             Object.assign(block, {
               parent_index_block_hash: parent.index_block_hash,
               parent_block_hash: parent.block_hash,
+              block_height: parent.block_height + 1,
             });
           }
+          block.transactions.forEach((tx, i) => (tx.tx_index = i));
           parent = block;
           assert.equal(await ingestor.apply('/new_block', JSON.stringify(block)), 'applied');
         }
