@@ -1,5 +1,6 @@
 // npm run conformance [-- --engine pglite|postgres] [--family blocks] [--fixture mocknet] [--max 20]
-// Replays every shared fixture and compares our answers with the original API's (../shared/golden).
+// Replays every shared fixture, recorded and generated (`--fixture generated/gen-small`), and compares our
+// answers with the original API's (../shared/golden).
 import { parseArgs } from 'node:util';
 import type { Engine } from '../src/store/db.js';
 import {
@@ -11,7 +12,7 @@ import {
 } from '../test/conformance/harness.js';
 import { stopOwnCluster } from '../test/support/database.js';
 import { engines } from '../test/support/engines.js';
-import { fixtureNames } from '../test/support/shared.js';
+import { GENERATED_CHAINS, fixtureNames } from '../test/support/shared.js';
 
 const { values } = parseArgs({
   options: {
@@ -23,7 +24,10 @@ const { values } = parseArgs({
 });
 const selectedEngines = (values.engine as Engine[] | undefined) ?? engines;
 const families = (values.family as Family[] | undefined) ?? FAMILIES;
-const fixtures = values.fixture ?? fixtureNames();
+const fixtures = values.fixture ?? [
+  ...fixtureNames(),
+  ...GENERATED_CHAINS.map((name) => `generated/${name}`),
+];
 
 const runs: FixtureRun[] = [];
 for (const engine of selectedEngines) {

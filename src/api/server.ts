@@ -19,6 +19,7 @@ import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerStrictNumbers } from './plugins/strict-numbers.js';
 import { registerRoutes } from './routes/index.js';
 import { statusRoutes } from './routes/status.js';
+import { registerParamChecks } from './schemas/params.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -47,8 +48,12 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH, conventionalHeaders(options.apiVersion)),
-    // Upstream's validation stack: coerce query strings, fill defaults, drop unknown query keys.
-    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true } },
+    // Upstream's validation stack: coerce query strings, fill defaults, drop unknown query keys; and the
+    // parameter checks a pattern cannot express (schemas/params.ts).
+    ajv: {
+      customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true },
+      plugins: [registerParamChecks],
+    },
     trustProxy: trustProxySetting(options.accessControl),
   }).withTypeProvider<TypeBoxTypeProvider>();
   registerErrorHandling(app);

@@ -676,7 +676,7 @@ class Planner {
           burn_block_hash: parent.burn.hash,
           burn_block_height: parent.burn.height,
           burn_block_timestamp: parent.burn.time,
-          ...transactionsAndEvents(placed, this.modernNode),
+          ...transactionsAndEvents(placed, this.modernNode, true),
         };
         return this.modernNode ? sortedKeys(payload) : payload;
       },

@@ -26,11 +26,22 @@ function deepSortedKeys(value: unknown): unknown {
   return sortedKeys(Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deepSortedKeys(v)])));
 }
 
-/** The `transactions` and `events` arrays of a block or microblock message, indexes in list order. */
-export function transactionsAndEvents(placed: PlacedTx[], sorted = false) {
+/**
+ * The `transactions` and `events` arrays of a block or microblock message, indexes in list order. In a
+ * `/new_microblocks` message (`perMicroblock`) a node numbers each microblock's txs from 0 (the receipts of
+ * one microblock), while event indexes run on across the message: so do the recorded node messages
+ * (mainnet-reorg-scenario2: tx indexes 0,1,2 | 0 | 0, event indexes 0-5). A block numbers all its txs.
+ */
+export function transactionsAndEvents(placed: PlacedTx[], sorted = false, perMicroblock = false) {
   const transactions: object[] = [];
   const events: object[] = [];
-  placed.forEach(({ tx, microblock }, txIndex) => {
+  const countInMicroblock = new Map<string, number>();
+  placed.forEach(({ tx, microblock }, positionInMessage) => {
+    let txIndex = positionInMessage;
+    if (perMicroblock && microblock) {
+      txIndex = countInMicroblock.get(microblock.hash) ?? 0;
+      countInMicroblock.set(microblock.hash, txIndex + 1);
+    }
     if (sorted) {
       transactions.push({
         burnchain_op: null,

@@ -31,6 +31,7 @@ import {
   markMicroblocksConfirmed,
   microblockChain,
   orphanMicroblocks,
+  stagedTxIndexes,
   unconfirmedMicroblocks,
 } from '../store/write/microblocks.js';
 import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../store/schema/rows.js';
@@ -107,6 +108,45 @@ function minerRewardRows(msg: NewBlock, canonical: boolean): MinerRewardRow[] {
     tx_fees_streamed_produced: String(r.tx_fees_streamed_produced),
     canonical,
   }));
+}
+
+/** The microblocks whose txs the block message carries (the parent's stream it confirms). */
+function microblockHashesOf(msg: NewBlock): string[] {
+  return [...new Set(msg.transactions.flatMap((tx) => (tx.microblock_hash ? [tx.microblock_hash] : [])))];
+}
+
+/**
+ * The tx index of a confirmed microblock tx, as the original API keeps it: a tx streamed in a microblock
+ * and then confirmed by the block that is canonical as it arrives keeps the index it was streamed with (the
+ * original updates the streamed row in place, its index included, and skips the block's copy); any other
+ * row of it (a microblock first seen in the block, a sibling block, a block that becomes canonical later by
+ * a reorg) has the index the block message gives it. A node numbers a microblock's txs from 0 in each
+ * microblock, and a block's from 0 with its own txs first, so the two differ: mainnet-reorg-scenario1's
+ * block 30 (streamed index 0, block index 1) answers 1 because its canonical copy is the second sibling.
+ * Sets every row of the block's txs (decoded rows are reused when a message is applied again).
+ */
+function placeConfirmedMicroblockTxs(
+  rows: ChainRows,
+  msg: NewBlock,
+  accepted: ReadonlySet<string>,
+  streamed: { tx_id: string; microblock_hash: string; tx_index: number }[],
+) {
+  if (!msg.transactions.some((tx) => tx.microblock_hash)) return;
+  const key = (txId: string, microblockHash: string) => `${txId}|${microblockHash}`;
+  const index = new Map<string, number>();
+  for (const tx of msg.transactions) {
+    if (tx.microblock_hash) index.set(key(tx.txid, tx.microblock_hash), tx.tx_index);
+  }
+  for (const tx of streamed) {
+    if (accepted.has(tx.microblock_hash)) index.set(key(tx.tx_id, tx.microblock_hash), tx.tx_index);
+  }
+  for (const list of [rows.txs, rows.events, rows.principalTxs]) {
+    for (const row of list) {
+      if (row.microblock_hash === '') continue;
+      const txIndex = index.get(key(row.tx_id, row.microblock_hash));
+      if (txIndex !== undefined) row.tx_index = txIndex;
+    }
+  }
 }
 
 /** Microblocks whose txs this block confirms, as first seen in the block (they may never have been streamed). */
@@ -194,7 +234,7 @@ function blockChainRows(msg: NewBlock, block: BlockRow, ctx: ApplyContext): Chai
  * without waiting for the previous one and awaited once (`sendAll`): the server runs them in order.
  */
 export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: ApplyContext): Promise<boolean> {
-  const [known, tip, parent, unconfirmed, accepted] = await Promise.all([
+  const [known, tip, parent, unconfirmed, accepted, streamed] = await Promise.all([
     getBlock(sql, msg.index_block_hash),
     lockChainTip(sql),
     getBlock(sql, msg.parent_index_block_hash),
@@ -202,6 +242,7 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     msg.parent_microblock === ZERO_HASH
       ? []
       : microblockChain(sql, msg.parent_index_block_hash, msg.parent_microblock),
+    stagedTxIndexes(sql, microblockHashesOf(msg)),
   ]);
   if (known) {
     await sameContentAsStored(sql, msg, known);
@@ -225,6 +266,7 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
 
   const block = blockRow(msg, canonical, ctx.contentHash);
   const rows = blockChainRows(msg, block, ctx);
+  placeConfirmedMicroblockTxs(rows, msg, canonical ? new Set(accepted) : new Set(), streamed);
   // The rows of a block canonical on arrival are numbered in the principal index as they are inserted;
   // rows adopted from the genesis block join them first, so then the numbering runs afterwards.
   const ordinalsOnInsert = canonical && !adoptsGenesis;

@@ -491,7 +491,11 @@ for (const engine of testEngines(import.meta.url)) {
         await chain.block({ txs: [await carolCall(0, [ev.stxMint(ALICE, 1)])] });
         const badChecksum = ALICE.slice(0, -1) + (ALICE.endsWith('A') ? 'B' : 'A');
         const cases: [string, number, RegExp][] = [
-          [`/extended/v1/address/${badChecksum}/balances`, 400, /invalid STX address ".*": not a c32check/],
+          [
+            `/extended/v1/address/${badChecksum}/balances`,
+            400,
+            /^params\/principal must be a Stacks address or contract id: ".*" is not a c32check/,
+          ],
           [
             `/extended/v1/address/${ALICE}.1bad/balances`,
             400,
@@ -546,9 +550,13 @@ for (const engine of testEngines(import.meta.url)) {
           [
             `/extended/v1/address/${ALICE}/${'0x' + 'ab'.repeat(31)}/with_transfers`,
             400,
-            /tx_id must be a transaction id/,
+            /^params\/tx_id must match pattern "\^\(0x\)\?\[a-fA-F0-9\]\{64\}\$"$/,
           ],
-          [`/extended/v1/address/${ALICE}/not-hex/with_transfers`, 400, /tx_id must be a transaction id/],
+          [
+            `/extended/v1/address/${ALICE}/not-hex/with_transfers`,
+            400,
+            /^params\/tx_id must match pattern "\^\(0x\)\?\[a-fA-F0-9\]\{64\}\$"$/,
+          ],
           [
             `/extended/v1/address/${ALICE}/balances?until_block=0x${'cd'.repeat(32)}`,
             404,
@@ -560,7 +568,7 @@ for (const engine of testEngines(import.meta.url)) {
             cases.push([
               `/extended/v1/address/${ALICE}/${route}?until_block=${encodeURIComponent(value)}`,
               400,
-              /^until_block must be a block height \(a whole number >= 0\) or a block hash or index block hash/,
+              /^querystring\/until_block must be a block height \(a whole number >= 0\) or a block hash or index block hash/,
             ]);
           }
         }

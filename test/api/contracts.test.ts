@@ -163,7 +163,7 @@ for (const engine of testEngines(import.meta.url)) {
       assert.equal(over.status, 400);
       assert.equal(
         over.body.message,
-        'querystring/contract_id: at most 50 distinct contract ids per request, got 51',
+        'querystring/contract_id must name at most 50 distinct contract ids, got 51',
       );
       const fifty = await get(app, query(...many.slice(0, 50), ...many.slice(0, 50)));
       assert.equal(fifty.status, 200);

@@ -225,13 +225,17 @@ for (const engine of testEngines(import.meta.url)) {
           'params/height_or_hash must be equal to constant, params/height_or_hash must match pattern ' +
           '"^(0x)?[a-fA-F0-9]{64}$", params/height_or_hash must be integer, params/height_or_hash must match a schema in anyOf';
         const disguised = (value: string) =>
-          'height_or_hash must be a decimal block height, a 0x-prefixed 64-hex block hash or index block hash, ' +
+          'params/height_or_hash must be a decimal block height, a 0x-prefixed 64-hex block hash or index block hash, ' +
           `or "latest"; got "${value}"`;
         const cases: [string, number, string][] = [
           ['/extended/v2/blocks/not-a-block', 400, anyOf],
           ['/extended/v2/blocks/1.5', 400, anyOf],
           ['/extended/v2/blocks/LATEST', 400, anyOf],
-          ['/extended/v2/blocks/-1', 400, 'height_or_hash: a block height is an integer >= 0, got -1'],
+          [
+            '/extended/v2/blocks/-1',
+            400,
+            'params/height_or_hash must be a block height, an integer >= 0, got -1',
+          ],
           ['/extended/v2/blocks/99999999999999999999', 404, 'Block not found'],
           ['/extended/v2/blocks/2147483648', 404, 'Block not found'],
           ['/extended/v2/blocks/1000', 404, 'Block not found'],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { MAX_MULTIPLE_TX_IDS } from '../../src/api/routes/transactions.js';
+import { MAX_MULTIPLE_TX_IDS } from '../../src/api/schemas/params.js';
 import { Cl } from '@stacks/transactions';
 import { addressOf, callTx, ev, transferWithEvent, type MinedTx } from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
@@ -461,7 +461,7 @@ for (const engine of testEngines(import.meta.url)) {
           [`/extended/v1/tx/multiple?tx_id=${tx.txid},`, pattern(1)],
           [`/extended/v1/tx/multiple?tx_id=0X${hex}`, pattern(0)],
           [`/extended/v1/tx/multiple?tx_id=${tx.txid}&tx_id=0x${hex.slice(1)}`, pattern(1)],
-          [`/extended/v1/tx/multiple?tx_id=${hex}`, `tx_id ${hex}: a transaction id starts with "0x"`],
+          [`/extended/v1/tx/multiple?tx_id=${hex}`, `querystring/tx_id/0 must start with "0x", got "${hex}"`],
           [
             `/extended/v1/tx/multiple?${tooMany}`,
             `querystring/tx_id must NOT have more than ${MAX_MULTIPLE_TX_IDS} items`,

@@ -59,12 +59,28 @@ function heightOfIndexHash(hash: string, context: GoldenContext): number | undef
 
 type Listed = Page['results'][number];
 
-/** The entry of a tx in the principal's golden transaction lists (they carry FT and NFT transfers). */
+const LIST_PATH = /^\/extended\/v1\/address\/([^/?]+)\/transactions_with_transfers(?:\?|$)/;
+const listedByContext = new WeakMap<GoldenContext, Map<string, Listed>>();
+
+/**
+ * The entry of a tx in the principal's golden transaction lists (they carry FT and NFT transfers): any page
+ * of any of them (a generated chain's principals are asked every page), indexed once per fixture.
+ */
 function listedTx(principal: string, txId: string, context: GoldenContext): Listed | undefined {
-  return ['?limit=50', '?unanchored=true', '']
-    .map((q) => context.golden(`/extended/v1/address/${principal}/transactions_with_transfers${q}`))
-    .flatMap((r) => (r?.status === 200 ? (r.body as Page).results : []))
-    .find((r) => r.tx.tx_id === txId);
+  let listed = listedByContext.get(context);
+  if (!listed) {
+    listed = new Map();
+    for (const r of context.records()) {
+      const list = LIST_PATH.exec(r.path);
+      if (!list || r.status !== 200) continue;
+      for (const entry of (r.body as Page).results) {
+        const key = `${list[1]} ${entry.tx.tx_id}`;
+        if (!listed.has(key)) listed.set(key, entry);
+      }
+    }
+    listedByContext.set(context, listed);
+  }
+  return listed.get(`${principal} ${txId}`);
 }
 
 const WITH_TRANSFERS = /^\/extended\/v1\/address\/([^/]+)\/([^/]+)\/with_transfers$/;

@@ -43,12 +43,17 @@ export function normalize(path: string, body: unknown): unknown {
     if (Array.isArray(value)) return value.map(strip);
     if (value && typeof value === 'object') {
       const out: Record<string, unknown> = {};
-      // An unconfirmed microblock tx's block_time is the time its microblock reached the indexer: the
-      // reference's import time there, the recorded receive time here.
-      const unanchored = (value as { is_unanchored?: unknown }).is_unanchored === true;
+      // A microblock tx's block_time, unconfirmed or confirmed since, is the time its microblock reached
+      // the indexer (golden/README.md): the reference's import time there, the recorded receive time here.
+      const { is_unanchored, microblock_hash } = value as {
+        is_unanchored?: unknown;
+        microblock_hash?: unknown;
+      };
+      const streamed =
+        is_unanchored === true || (typeof microblock_hash === 'string' && microblock_hash !== '0x');
       for (const [k, v] of Object.entries(value)) {
         if (k === 'receipt_time' || k === 'receipt_time_iso') continue;
-        if (unanchored && (k === 'block_time' || k === 'block_time_iso')) continue;
+        if (streamed && (k === 'block_time' || k === 'block_time_iso')) continue;
         out[k] = strip(v);
       }
       return out;

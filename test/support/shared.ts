@@ -34,7 +34,16 @@ export function fixtureNames(): string[] {
   return names;
 }
 
+/** The generated chains the original API answered on (`fixtures/generated/<name>.tsv`, `golden/generated/`). */
+export const GENERATED_CHAINS = ['gen-small'] as const;
+
+/**
+ * The recorded chain `name` (`fixtures/event-replay/<name>.tsv`), or the generated one `generated/<name>`
+ * (`fixtures/generated/<name>.tsv`): the names `loadGolden` takes.
+ */
 export function fixtureFile(name: string): string {
+  const generated = /^generated\/(.+)$/.exec(name);
+  if (generated) return generatedFixtureFile(generated[1]);
   return sharedPath('fixtures', 'event-replay', `${name}.tsv`);
 }
 
@@ -50,9 +59,9 @@ export function fixtureMessages(name: string): RecordedMessage[] {
     .flatMap((line, i) => (line.length > 0 ? [parseTsvLine(line, i + 1)] : []));
 }
 
-/** The chain the reference imported each fixture with (golden/README.md). */
+/** The chain the reference imported each fixture with (golden/README.md; generated chains are mainnet's). */
 export function fixtureIsMainnet(name: string): boolean {
-  return name.startsWith('mainnet-') || name === 'poisonmicroblock';
+  return name.startsWith('mainnet-') || name.startsWith('generated/') || name === 'poisonmicroblock';
 }
 
 /** The bodies of the synthetic-txs blocks (real mainnet blocks holding burnchain-originated txs), by file name. */

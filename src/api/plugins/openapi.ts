@@ -113,6 +113,41 @@ function hoistTitledSchemas(doc: Json) {
   doc.paths = visit(doc.paths);
 }
 
+/**
+ * The parameters as /doc shows them: a parameter's `x-doc-schema` (schemas/params.ts) replaces its
+ * validation schema there, keeping its description and examples; the `x-check` keyword (a check Ajv runs)
+ * is left out.
+ */
+function documentedParameters(schema: FastifySchema): FastifySchema {
+  const out: Json = { ...schema };
+  for (const part of ['params', 'querystring'] as const) {
+    const object = out[part] as { properties?: Record<string, Json> } | undefined;
+    if (!object?.properties) continue;
+    const properties: Record<string, Json> = {};
+    for (const [name, property] of Object.entries(object.properties)) {
+      const docSchema = property['x-doc-schema'] as Json | undefined;
+      properties[name] = withoutChecks(
+        docSchema
+          ? { ...docSchema, description: property.description, examples: property.examples }
+          : property,
+      ) as Json;
+    }
+    out[part] = { ...object, properties };
+  }
+  return out as FastifySchema;
+}
+
+/** A copy of a parameter schema without the `x-check` keywords (at any depth). */
+function withoutChecks(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutChecks);
+  if (!node || typeof node !== 'object') return node;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key !== 'x-check' && key !== 'x-doc-schema') out[key] = withoutChecks(value);
+  }
+  return out;
+}
+
 /** What the route schemas cannot say, added to the generated document. */
 function finishDocument(doc: Json): Json {
   hoistTitledSchemas(doc);
@@ -211,7 +246,8 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
     },
     transform: ({ schema, url, route }) => {
       const exempt = route.config?.accessControl === false || isExemptUrl(url);
-      return { schema: exempt && schema ? ({ ...schema, security: [] } as FastifySchema) : schema, url };
+      const documented = schema && documentedParameters(schema);
+      return { schema: exempt && documented ? { ...documented, security: [] } : documented, url };
     },
     transformObject: (documentObject) =>
       finishDocument(('openapiObject' in documentObject ? documentObject.openapiObject : {}) as Json),

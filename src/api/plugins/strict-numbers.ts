@@ -1,22 +1,14 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { InvalidRequestError } from '../../errors.js';
+import { ParameterError, isDisguisedNumber } from '../schemas/params.js';
 
-// Ajv's type coercion turns every string JavaScript reads as a number into one: `0x10` → 16, `1e3` → 1000,
-// ` ` → 0. A height, limit or offset written that way is a mistake, not a number; this check makes it a
-// 400 before validation. Plain decimals (and what Ajv rejects itself, like `abc` or `1.5`) are left to the
-// schema, so its messages stay upstream's.
+// A numeric path or query parameter written as hex, with an exponent or blank is a 400 before Ajv's
+// coercion can read it as a number (see isDisguisedNumber in schemas/params.ts).
 
 type Part = 'params' | 'query';
 const PARTS: [Part, 'params' | 'querystring'][] = [
   ['params', 'params'],
   ['query', 'querystring'],
 ];
-const PLAIN = /^-?\d+(\.\d+)?$/;
-
-/** True for a string Ajv would coerce to a number although it is not written as a decimal. */
-export function isDisguisedNumber(value: string): boolean {
-  return !PLAIN.test(value) && value !== '' && !Number.isNaN(Number(value));
-}
 
 function numericFields(schema: RouteOptions['schema']): [Part, string, string][] {
   const fields: [Part, string, string][] = [];
@@ -42,7 +34,7 @@ export function registerStrictNumbers(app: FastifyInstance) {
       for (const [part, key, name] of fields) {
         const value = (request[part] as Record<string, unknown> | undefined)?.[key];
         if (typeof value === 'string' && isDisguisedNumber(value)) {
-          throw new InvalidRequestError(`${name} must be a decimal integer, got "${value}"`);
+          throw new ParameterError(`${name} must be a decimal integer, got "${value}"`);
         }
       }
     };

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
-import { isValidContractName, isValidPrincipal, isValidStacksAddress } from '../../chain/address.js';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
 import { resolveScope, type ScopeRequest } from '../../store/read/account-scope.js';
 import {
@@ -14,19 +13,32 @@ import {
 } from '../../store/read/account-txs.js';
 import { getAccountBalances } from '../../store/read/balances.js';
 import { cachedChainState } from '../../store/read/chain-state.js';
-import type { Store } from '../../store/store.js';
-import { etag } from '../plugins/etag.js';
+import { chainEtag } from '../cache/etag.js';
 import {
   AddressBalances,
-  PrincipalParam,
   TransactionWithTransfers,
   TransactionsWithTransfersPage,
+} from '../schemas/addresses.js';
+import { errorResponses } from '../schemas/common.js';
+import {
+  AccountTxIdParam,
+  AccountTxsHeightQuery,
+  LimitQuery,
+  MAX_INT,
+  OffsetQuery,
+  PrincipalParam,
   UnanchoredQuery,
   UntilBlockQuery,
-} from '../schemas/addresses.js';
-import { MAX_INT, errorResponses } from '../schemas/common.js';
-import { balancesJson, txWithTransfersJson, txsWithTransfersPageJson } from '../serializers/addresses.js';
-import { minedTxJsonCache, type MinedTxJson } from '../serializers/mined-tx-cache.js';
+} from '../schemas/params.js';
+import {
+  balancesJson,
+  renderedTx,
+  txWithTransfersJson,
+  txsWithTransfersPageJson,
+  type RenderedTx,
+  type SerializeWith,
+} from '../render/addresses.js';
+import { minedTxJsonCache } from '../cache/rendered-txs.js';
 import type { RouteOptions } from './index.js';
 
 // GET /extended/v1/address/{principal}/balances, /transactions_with_transfers and /{tx_id}/with_transfers
@@ -35,38 +47,10 @@ import type { RouteOptions } from './index.js';
 const TX_LIMIT_DEFAULT = 20;
 const TX_LIMIT_MAX = 50;
 
-/** Why a principal that passed the route pattern is still not one (c32check, contract name), or null. */
-function principalProblem(principal: string): string | null {
-  if (isValidPrincipal(principal)) return null;
-  const dot = principal.indexOf('.');
-  if (dot < 0) return 'not a c32check-encoded Stacks address (bad characters, length or checksum)';
-  const address = principal.slice(0, dot);
-  if (!isValidStacksAddress(address)) {
-    return `"${address}" is not a c32check-encoded Stacks address (bad characters, length or checksum)`;
-  }
-  const name = principal.slice(dot + 1);
-  if (!isValidContractName(name)) {
-    return `contract name "${name}" must start with a letter, hold only letters, digits, "-" and "_", and have 1 to 128 characters`;
-  }
-  return 'not a principal';
-}
-
-/** Principals found valid (c32check costs two SHA-256 per check): a pure function's answers, bounded. */
-const validPrincipals = new Set<string>();
-const VALID_PRINCIPALS_MAX = 10_000;
-
-async function checkPrincipal(request: FastifyRequest) {
-  const { principal } = request.params as { principal: string };
-  if (validPrincipals.has(principal)) return;
-  const problem = principalProblem(principal);
-  if (problem) throw new InvalidRequestError(`invalid STX address "${principal}": ${problem}`);
-  if (validPrincipals.size >= VALID_PRINCIPALS_MAX) validPrincipals.clear();
-  validPrincipals.add(principal);
-}
-
 /**
- * `unanchored` / `until_block` → what to read (A.0). `until_block` is strict (a deliberate difference): a
- * whole number >= 0, or 0x + 64 hex digits naming a block by block hash or index block hash; "" is absent.
+ * `unanchored` / `until_block` → what to read (A.0). `until_block` is strict (a deliberate difference, its
+ * schema's check): a whole number >= 0, or 0x + 64 hex digits naming a block by block hash or index block
+ * hash; "" is absent.
  */
 function scopeRequest(query: { unanchored: boolean; until_block?: string }): ScopeRequest {
   const until = query.until_block;
@@ -76,32 +60,14 @@ function scopeRequest(query: { unanchored: boolean; until_block?: string }): Sco
       "can't handle both 'unanchored=true' and 'until_block' in the same request",
     );
   }
-  if (/^\d+$/.test(until)) return { untilHeight: Math.min(Number(until), MAX_INT) };
-  if (/^0x[0-9a-f]{64}$/i.test(until)) return { untilHash: until.toLowerCase() };
-  throw new InvalidRequestError(
-    `until_block must be a block height (a whole number >= 0) or a block hash or index block hash (0x and 64 hex digits), got "${until}"`,
-  );
+  return until.startsWith('0x')
+    ? { untilHash: until.toLowerCase() }
+    : { untilHeight: Math.min(Number(until), MAX_INT) };
 }
 
-/** A 32-byte tx id, `0x` optional (any case): the lowercase 0x form, else a 400 (a deliberate difference). */
-function parseTxId(value: string): string {
-  const match = /^(?:0x)?([0-9a-f]{64})$/i.exec(value);
-  if (!match) {
-    throw new InvalidRequestError(
-      `tx_id must be a transaction id (64 hex digits, 0x optional), got "${value}"`,
-    );
-  }
-  return `0x${match[1].toLowerCase()}`;
-}
-
-/** Answers change with the chain tip and the unconfirmed microblock stream; balances with the mempool too. */
-function chainEtag(store: Store, options: { withMempool: boolean }) {
-  return etag(async () => {
-    const state = await cachedChainState(store);
-    if (!state.index_block_hash) return null;
-    const mempool = options.withMempool ? `:${state.mempool_version}` : '';
-    return `${state.index_block_hash}:${state.microblock_hash || '0x'}${mempool}`;
-  });
+/** A tx id as its schema lets it through (`0x` optional, any case) → the stored form, 0x and lowercase. */
+function storedTxId(value: string): string {
+  return `0x${value.replace(/^0x/, '').toLowerCase()}`;
 }
 
 export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
@@ -121,7 +87,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         }),
         response: { 200: AddressBalances, ...errorResponses },
       },
-      preHandler: [checkPrincipal, chainEtag(store, { withMempool: true })],
+      preHandler: chainEtag(store, { withMempool: true }),
     },
     async (request) => {
       const { principal } = request.params;
@@ -145,30 +111,15 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         tags: ['Accounts'],
         params: Type.Object({ principal: PrincipalParam }),
         querystring: Type.Object({
-          limit: Type.Integer({
-            minimum: 0,
-            maximum: TX_LIMIT_MAX,
-            default: TX_LIMIT_DEFAULT,
-            description: 'page size (0 means the default, 20)',
-          }),
-          offset: Type.Integer({
-            minimum: 0,
-            maximum: Number.MAX_SAFE_INTEGER,
-            default: 0,
-            description: 'index of the first transaction',
-          }),
-          height: Type.Optional(
-            Type.Integer({
-              minimum: 0,
-              description: 'only transactions of this block height, all of them (no paging); 0 means none',
-            }),
-          ),
+          limit: LimitQuery(TX_LIMIT_MAX, TX_LIMIT_DEFAULT, 'Transactions per page'),
+          offset: OffsetQuery(Number.MAX_SAFE_INTEGER, 'Index of the first transaction'),
+          height: Type.Optional(AccountTxsHeightQuery),
           unanchored: UnanchoredQuery,
           until_block: Type.Optional(UntilBlockQuery),
         }),
         response: { 200: TransactionsWithTransfersPage, ...errorResponses },
       },
-      preHandler: [checkPrincipal, chainEtag(store, { withMempool: false })],
+      preHandler: chainEtag(store, { withMempool: false }),
     },
     async (request, reply) => {
       const { principal } = request.params;
@@ -189,25 +140,32 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
               offset,
             },
           );
-      // txs rendered by earlier requests are not read again (see mined-tx-cache.ts)
+      // txs rendered by earlier requests are not read again (see cache/rendered-txs.ts)
       const cache = minedTxJsonCache(store);
-      const kept = new Map<AccountTxKey, MinedTxJson>();
+      const kept = new Map<AccountTxKey, RenderedTx>();
       const parts = await readAccountTxParts(store.sql, principal, page.keys, (key) => {
         const json = cache.get(key);
         if (json) kept.set(key, json);
         return json !== undefined;
       });
+      const serialize: SerializeWith = (schema, value) =>
+        reply.serializeInput(value as Record<string, unknown>, schema as unknown as Record<string, unknown>);
       const json = txsWithTransfersPageJson(
         { limit, offset, total: page.total },
         parts,
         principal,
-        kept,
-        cache,
-        (schema, value) =>
-          reply.serializeInput(
-            value as Record<string, unknown>,
-            schema as unknown as Record<string, unknown>,
-          ),
+        (part) => {
+          // a kept rendering when the row was not read, else rendered from its row and kept for next pages
+          if (!part.tx) {
+            const rendered = kept.get(part.key);
+            if (!rendered) throw new Error(`tx ${part.key.tx_id} neither read nor kept`);
+            return rendered;
+          }
+          const rendered = renderedTx(part.tx, serialize);
+          cache.set(part.tx, rendered);
+          return rendered;
+        },
+        serialize,
       );
       // already serialized (as the response schema's serializer would have)
       return (reply as FastifyReply).type('application/json; charset=utf-8').send(json);
@@ -225,14 +183,14 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
           'One transaction of an address or contract with the STX, FT and NFT transfers it takes part in. Deprecated in favour of the address transaction events.',
         tags: ['Accounts'],
         deprecated: true,
-        params: Type.Object({ principal: PrincipalParam, tx_id: Type.String() }),
+        params: Type.Object({ principal: PrincipalParam, tx_id: AccountTxIdParam }),
         response: { 200: TransactionWithTransfers, ...errorResponses },
       },
-      preHandler: [checkPrincipal, chainEtag(store, { withMempool: false })],
+      preHandler: chainEtag(store, { withMempool: false }),
     },
     async (request) => {
       const { principal } = request.params;
-      const txId = parseTxId(request.params.tx_id);
+      const txId = storedTxId(request.params.tx_id);
       const key = await findAccountTx(store.sql, principal, txId);
       const [record] = key ? await readAccountTxs(store.sql, principal, [key]) : [];
       if (!record) throw new NotFoundError('No matching transaction found');

@@ -1,8 +1,7 @@
-import { hash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import Type, { type TSchema } from 'typebox';
-import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import {
   findMempoolTx,
   findMempoolTxs,
@@ -14,40 +13,20 @@ import {
   type MempoolTxRecord,
   type MinedTxRecord,
 } from '../../store/read/txs.js';
-import { clientHasVersion, sendNotModified } from '../plugins/etag.js';
-import { HASH_PATTERN, MAX_INT, errorResponses } from '../schemas/common.js';
+import { clientHasVersion, digestTag, sendNotModified } from '../cache/etag.js';
+import { errorResponses } from '../schemas/common.js';
+import {
+  EVENT_LIMIT_DEFAULT,
+  MAX_MULTIPLE_TX_IDS,
+  TxIdParam,
+  TxIdsQuery,
+  TxQuery,
+  splitTxIds,
+} from '../schemas/params.js';
 import { MempoolTransaction, Transaction, TxNotFound } from '../schemas/transactions.js';
-import { txByIdJsonCache } from '../serializers/mined-tx-cache.js';
-import { mempoolTransaction, minedTransaction, type RenderOptions } from '../serializers/transactions.js';
+import { txByIdJsonCache } from '../cache/rendered-txs.js';
+import { mempoolTransaction, minedTransaction, type RenderOptions } from '../render/txs.js';
 import type { RouteOptions } from './index.js';
-
-/** Largest number of ids `/extended/v1/tx/multiple` takes in one request (upstream has no bound). */
-export const MAX_MULTIPLE_TX_IDS = 100;
-const EVENT_LIMIT_DEFAULT = 20;
-const EVENT_LIMIT_MAX = 100;
-
-const TxQuery = {
-  event_limit: Type.Integer({
-    minimum: 0,
-    maximum: EVENT_LIMIT_MAX,
-    default: EVENT_LIMIT_DEFAULT,
-    description: `Events returned per transaction (0 means the default, ${EVENT_LIMIT_DEFAULT})`,
-  }),
-  event_offset: Type.Integer({
-    minimum: 0,
-    maximum: MAX_INT,
-    default: 0,
-    description: 'Index of the first event returned (events are paged by their event_index)',
-  }),
-  unanchored: Type.Boolean({
-    default: false,
-    description: 'Include transactions of microblocks not yet confirmed by an anchored block',
-  }),
-  exclude_function_args: Type.Boolean({
-    default: false,
-    description: 'Leave out `contract_call.function_args`',
-  }),
-};
 
 interface TxQueryValues {
   event_limit: number;
@@ -64,7 +43,7 @@ function renderOptions(query: TxQueryValues): RenderOptions {
   return { excludeFunctionArgs: query.exclude_function_args };
 }
 
-/** The query whose renderings are kept (see mined-tx-cache.ts): the first page of 20 events, args included. */
+/** The query whose renderings are kept (see cache/rendered-txs.ts): the first page of 20 events, args included. */
 function isDefaultQuery(query: TxQueryValues): boolean {
   return (
     query.event_offset === 0 &&
@@ -83,10 +62,6 @@ function txVersion(
   return tx.kind === 'mined'
     ? `${r.tx_id}:${tx.row.index_block_hash}:${tx.row.microblock_hash}:${r.status}`
     : `${r.tx_id}:mempool:${r.status}:${tx.row.receipt_time}:${tx.row.replaced_by_tx_id ?? ''}`;
-}
-
-function digest(parts: string[]): string {
-  return hash('sha256', parts.join('\n'), 'hex');
 }
 
 /**
@@ -114,11 +89,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           `at most ${MAX_MULTIPLE_TX_IDS}; each answer says whether that id was found. 404 when none is.`,
         tags: ['Transactions'],
         querystring: Type.Object({
-          tx_id: Type.Array(Type.String({ pattern: HASH_PATTERN }), {
-            minItems: 1,
-            maxItems: MAX_MULTIPLE_TX_IDS,
-            description: `Transaction ids (0x-prefixed hex), at most ${MAX_MULTIPLE_TX_IDS}`,
-          }),
+          tx_id: TxIdsQuery,
           ...TxQuery,
         }),
         response: {
@@ -133,21 +104,12 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           ...errorResponses,
         },
       },
-      preValidation: async (request) => {
-        // `tx_id=a,b` and `tx_id=a&tx_id=b` both name several ids.
-        const query = request.query as { tx_id?: string | string[] };
-        if (query.tx_id === undefined) return;
-        const values = Array.isArray(query.tx_id) ? query.tx_id : [query.tx_id];
-        query.tx_id = values.flatMap((v) => v.split(','));
-      },
+      preValidation: splitTxIds,
     },
     async (request, reply) => {
       const query = request.query;
       const ids: string[] = [];
       for (const given of query.tx_id) {
-        if (!given.startsWith('0x')) {
-          throw new InvalidRequestError(`tx_id ${given}: a transaction id starts with "0x"`);
-        }
         const id = given.toLowerCase();
         if (!ids.includes(id)) ids.push(id);
       }
@@ -209,7 +171,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         versions.push(`${id}:none`);
         entries.push(`${JSON.stringify(id)}:{"found":false,"result":{"tx_id":${JSON.stringify(id)}}}`);
       }
-      if (clientHasVersion(request, reply, digest(versions))) return sendNotModified(reply);
+      if (clientHasVersion(request, reply, digestTag(versions))) return sendNotModified(reply);
       return sendJson(reply, `{${entries.join(',')}}`);
     },
   );
@@ -225,7 +187,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           'An id without `0x` is redirected to the prefixed path.',
         tags: ['Transactions'],
         params: Type.Object({
-          tx_id: Type.String({ pattern: HASH_PATTERN, description: 'Transaction id (hex, 0x-prefixed)' }),
+          tx_id: TxIdParam,
         }),
         querystring: Type.Object(TxQuery),
         response: {
@@ -254,7 +216,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           now.index_block_hash === kept.index_block_hash &&
           now.microblock_hash === kept.microblock_hash
         ) {
-          const tag = digest([txVersion({ kind: 'mined', row: { tx_id: id, ...now } })]);
+          const tag = digestTag([txVersion({ kind: 'mined', row: { tx_id: id, ...now } })]);
           if (clientHasVersion(request, reply, tag)) return sendNotModified(reply);
           return sendJson(reply, kept.json);
         }
@@ -262,7 +224,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       // The common case, a mined tx, is one query; the tag comes from the row read.
       const mined = await findMinedTx(store.sql, id, { unanchored: query.unanchored }, eventPage(query));
       if (mined) {
-        if (clientHasVersion(request, reply, digest([txVersion({ kind: 'mined', row: mined })]))) {
+        if (clientHasVersion(request, reply, digestTag([txVersion({ kind: 'mined', row: mined })]))) {
           return sendNotModified(reply);
         }
         const json = serialize(reply, Transaction, minedTransaction(mined, options));
@@ -271,7 +233,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       }
       const pending = await findMempoolTx(store.sql, id, { unanchored: query.unanchored });
       if (pending) {
-        if (clientHasVersion(request, reply, digest([txVersion({ kind: 'mempool', row: pending })]))) {
+        if (clientHasVersion(request, reply, digestTag([txVersion({ kind: 'mempool', row: pending })]))) {
           return sendNotModified(reply);
         }
         return sendJson(reply, serialize(reply, MempoolTransaction, mempoolTransaction(pending, options)));

@@ -3,26 +3,6 @@ import { Transaction } from './transactions.js';
 
 // Accounts: balances (contract 2.1) and transactions with transfers (2.4, 2.12); NOTES-upstream A.1, A.8, A.9.
 
-/** Upstream's route patterns (the address one has no `$`, the contract one an unescaped `.`), kept so a
- * malformed principal gets the same message; a semantic c32check test follows in the route. */
-const STX_ADDRESS_PATTERN = '^[0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}';
-const CONTRACT_ID_PATTERN = '^[0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,39}$';
-
-export const PrincipalParam = Type.Union(
-  [Type.String({ pattern: STX_ADDRESS_PATTERN }), Type.String({ pattern: CONTRACT_ID_PATTERN })],
-  { description: 'a Stacks address, or a contract id `<address>.<contract name>`' },
-);
-
-export const UnanchoredQuery = Type.Boolean({
-  default: false,
-  description: 'include data of unconfirmed microblocks (stored at the tip height + 1)',
-});
-
-export const UntilBlockQuery = Type.String({
-  description:
-    'state as of a block: its height (a whole number >= 0), or its block hash or index block hash (0x + 64 hex digits); not with `unanchored`',
-});
-
 const StxBalance = Type.Object({
   balance: Type.String({ description: 'received − sent − fees + miner rewards (locked STX included)' }),
   estimated_balance: Type.Optional(

@@ -3,7 +3,7 @@ import { type PrincipalTxRow } from '../schema/rows.js';
 import { EventKind } from '../schema/codes.js';
 import { scopeWindow, type AccountScope } from './account-scope.js';
 import { findMinedTxsByKey, type MinedTxRecord } from './txs.js';
-import { unconfirmedOnly, visible } from './visibility.js';
+import { unconfirmedOnly, visible } from '../visibility.js';
 
 // A principal's transactions (NOTES-upstream A.8, A.9), newest first: those it sent, received a token
 // transfer in, called or deployed as a contract, or took part in as a party of an STX/FT/NFT event. They come

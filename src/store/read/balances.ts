@@ -1,7 +1,7 @@
 import type { Sql } from '../db.js';
 import { EventKind } from '../schema/codes.js';
 import { scopeWindow, type AccountScope, type ScopeWindow } from './account-scope.js';
-import { unconfirmedOnly, visible } from './visibility.js';
+import { canonicalRow, unconfirmedOnly, visible } from '../visibility.js';
 
 // Balances of a principal (NOTES-upstream A.1). At the tip they come from the running totals ingest keeps
 // (stx_balances, ft_balances, nft_balances), plus the unconfirmed microblock rows for `unanchored` reads;
@@ -284,7 +284,7 @@ async function currentBalances(sql: Sql, principal: string, scope: AccountScope)
           c.pox_v1_unlock_height, c.pox_v2_unlock_height, c.pox_v3_unlock_height, c.pox_v4_unlock_height
         FROM events e CROSS JOIN chain_tip c
         WHERE e.locked_address = ${principal} AND (e.kind = ${EventKind.stxLock} OR e.pox_name IS NOT NULL)
-          AND e.canonical AND e.microblock_canonical
+          AND ${sql.unsafe(canonicalRow('e'))}
         ORDER BY e.block_height DESC, e.microblock_sequence DESC, e.tx_index DESC, e.event_index DESC
         LIMIT 1) AS l) AS lock,
       (SELECT coalesce(json_agg(json_build_array(f.asset_identifier, f.total_sent::text, f.total_received::text)), '[]')

@@ -1,4 +1,6 @@
 import type { Sql } from '../db.js';
+import { statement } from '../statement.js';
+import { anchoredVisibleRow } from '../visibility.js';
 
 export interface BlockRecord {
   canonical: boolean;
@@ -24,11 +26,31 @@ export interface BlockRecord {
   execution_cost_write_length: number;
 }
 
-const blockColumns = (sql: Sql) => sql`
-  canonical, block_height, block_hash, index_block_hash, parent_block_hash, parent_index_block_hash,
-  parent_microblock_hash, parent_microblock_sequence, block_time, burn_block_time, burn_block_hash,
-  burn_block_height, miner_txid, tenure_height, signer_bitvec, tx_count, execution_cost_read_count,
-  execution_cost_read_length, execution_cost_runtime, execution_cost_write_count, execution_cost_write_length`;
+const BLOCK_COLUMNS = [
+  'canonical',
+  'block_height',
+  'block_hash',
+  'index_block_hash',
+  'parent_block_hash',
+  'parent_index_block_hash',
+  'parent_microblock_hash',
+  'parent_microblock_sequence',
+  'block_time',
+  'burn_block_time',
+  'burn_block_hash',
+  'burn_block_height',
+  'miner_txid',
+  'tenure_height',
+  'signer_bitvec',
+  'tx_count',
+  'execution_cost_read_count',
+  'execution_cost_read_length',
+  'execution_cost_runtime',
+  'execution_cost_write_count',
+  'execution_cost_write_length',
+] as const satisfies readonly (keyof BlockRecord)[];
+
+const blockColumns = (sql: Sql) => sql(BLOCK_COLUMNS);
 
 export type BlockLocator = { latest: true } | { height: number } | { hash: string };
 
@@ -61,44 +83,44 @@ export interface BlockWithTxs extends BlockRecord {
 /**
  * The block of a burn block height: the canonical one if any, else the highest (a Nakamoto burn block may
  * hold many Stacks blocks: the last one is shown). With its txs (newest first) and the microblocks it
- * accepted (streamed on its parent) and those streamed on it. One flat statement (four round trips and
- * their composed fragments cost more client CPU than PostgreSQL spends); the tx visibility condition is
- * `visible()`'s for anchored reads, inlined.
+ * accepted (streamed on its parent) and those streamed on it. One flat statement, built once (four round trips
+ * and their composed fragments cost more client CPU than PostgreSQL spends); txs as an anchored read sees them.
  */
+type BlockAtBurnHeightRow = BlockRecord & {
+  txs: string[] | null;
+  accepted: [string, number][];
+  streamed: string[] | null;
+};
+
+const blockAtBurnHeight = statement<BlockAtBurnHeightRow, [burnBlockHeight: number]>(`
+  SELECT ${BLOCK_COLUMNS.map((c) => `b.${c}`).join(', ')},
+    ARRAY(
+      SELECT t.tx_id FROM txs t
+      WHERE t.index_block_hash = b.index_block_hash AND ${anchoredVisibleRow('t')}
+      ORDER BY t.microblock_sequence DESC, t.tx_index DESC) AS txs,
+    (SELECT coalesce(json_agg(json_build_array(m.microblock_hash, (
+        SELECT count(*) FROM txs t
+        -- "<> ''" lets the planner use the partial index txs_microblock_idx: without it the generic plan
+        -- scanned all of txs (and was JIT-compiled on every call), 1.4 s a request on a 1M-tx chain
+        WHERE t.microblock_hash = m.microblock_hash AND t.microblock_hash <> ''
+          AND ${anchoredVisibleRow('t')}))
+        ORDER BY m.microblock_sequence), '[]'::json)
+      FROM microblocks m
+      WHERE m.parent_index_block_hash = b.parent_index_block_hash AND m.microblock_canonical) AS accepted,
+    ARRAY(
+      SELECT m.microblock_hash FROM microblocks m
+      WHERE m.parent_index_block_hash = b.index_block_hash AND m.microblock_canonical
+      ORDER BY m.microblock_sequence) AS streamed
+  FROM (
+    SELECT * FROM blocks WHERE burn_block_height = $1::integer
+    ORDER BY canonical DESC, block_height DESC LIMIT 1
+  ) AS b`);
+
 export async function findBlockByBurnHeight(
   sql: Sql,
   burnBlockHeight: number,
 ): Promise<BlockWithTxs | undefined> {
-  const [row] = await sql<
-    (BlockRecord & { txs: string[] | null; accepted: [string, number][]; streamed: string[] | null })[]
-  >`
-    SELECT b.canonical, b.block_height, b.block_hash, b.index_block_hash, b.parent_block_hash,
-      b.parent_index_block_hash, b.parent_microblock_hash, b.parent_microblock_sequence, b.block_time,
-      b.burn_block_time, b.burn_block_hash, b.burn_block_height, b.miner_txid, b.tenure_height, b.signer_bitvec,
-      b.tx_count, b.execution_cost_read_count, b.execution_cost_read_length, b.execution_cost_runtime,
-      b.execution_cost_write_count, b.execution_cost_write_length,
-      ARRAY(
-        SELECT t.tx_id FROM txs t
-        WHERE t.index_block_hash = b.index_block_hash AND t.canonical AND t.microblock_canonical
-          AND t.index_block_hash <> ''
-        ORDER BY t.microblock_sequence DESC, t.tx_index DESC) AS txs,
-      (SELECT coalesce(json_agg(json_build_array(m.microblock_hash, (
-          SELECT count(*) FROM txs t
-          -- "<> ''" lets the planner use the partial index txs_microblock_idx: without it the generic plan
-          -- scanned all of txs (and was JIT-compiled on every call), 1.4 s a request on a 1M-tx chain
-          WHERE t.microblock_hash = m.microblock_hash AND t.microblock_hash <> ''
-            AND t.canonical AND t.microblock_canonical AND t.index_block_hash <> ''))
-          ORDER BY m.microblock_sequence), '[]'::json)
-        FROM microblocks m
-        WHERE m.parent_index_block_hash = b.parent_index_block_hash AND m.microblock_canonical) AS accepted,
-      ARRAY(
-        SELECT m.microblock_hash FROM microblocks m
-        WHERE m.parent_index_block_hash = b.index_block_hash AND m.microblock_canonical
-        ORDER BY m.microblock_sequence) AS streamed
-    FROM (
-      SELECT * FROM blocks WHERE burn_block_height = ${burnBlockHeight}
-      ORDER BY canonical DESC, block_height DESC LIMIT 1
-    ) AS b`;
+  const [row] = await blockAtBurnHeight(sql, burnBlockHeight);
   if (!row) return undefined;
   const { txs, accepted, streamed, ...block } = row;
   return {

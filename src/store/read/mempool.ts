@@ -1,4 +1,5 @@
 import type { Sql } from '../db.js';
+import { TxTypeId } from '../schema/codes.js';
 
 // Aggregates of the pending mempool (`mempool_txs.pruned = false`) for the statistics and fee-priority
 // endpoints. Percentiles are PostgreSQL's `percentile_cont` (linear interpolation over double precision).
@@ -36,10 +37,10 @@ export interface MempoolAggregates {
 }
 
 export const MempoolTypeGroup = {
-  token_transfer: 0,
-  smart_contract: 1,
-  contract_call: 2,
-  poison_microblock: 3,
+  token_transfer: TxTypeId.token_transfer,
+  smart_contract: TxTypeId.smart_contract,
+  contract_call: TxTypeId.contract_call,
+  poison_microblock: TxTypeId.poison_microblock,
 } as const;
 
 /** Identifies one mempool state; the tip height is part of it because ages depend on it. */
@@ -91,7 +92,8 @@ export async function computeMempoolAggregates(sql: Sql): Promise<MempoolAggrega
     // never pay off for a handful of sorts.
     await tx`SET LOCAL jit = off`;
     return tx<AggregateRow[]>`
-      SELECT CASE WHEN type_id = 6 THEN 1 ELSE type_id END AS type_group, count(*)::int AS tx_count,
+      SELECT CASE WHEN type_id = ${TxTypeId.versioned_smart_contract} THEN ${TxTypeId.smart_contract}::smallint
+          ELSE type_id END AS type_group, count(*)::int AS tx_count,
         percentile_cont(ARRAY[0.25, 0.5, 0.75, 0.95]::float8[]) WITHIN GROUP (ORDER BY fee_rate) AS fee_rate,
         percentile_cont(ARRAY[0.25, 0.5, 0.75, 0.95]::float8[])
           WITHIN GROUP (ORDER BY (SELECT block_height FROM chain_tip) + 1 - receipt_block_height) AS age,

@@ -1,4 +1,5 @@
 import type { Sql } from '../db.js';
+import { anchoredVisibleRow, canonicalRow } from '../visibility.js';
 
 /** Ids worth trying the API with (printed by `start`): whatever the indexed chain holds. */
 export interface ShowcaseIds {
@@ -31,7 +32,7 @@ export async function showcaseIds(sql: Sql): Promise<ShowcaseIds> {
     ORDER BY block_height DESC LIMIT 1`;
   const txs = await sql<{ tx_id: string }[]>`
     SELECT tx_id FROM txs
-    WHERE canonical AND microblock_canonical AND index_block_hash <> '' AND block_height <= ${height}
+    WHERE ${sql.unsafe(anchoredVisibleRow(''))} AND block_height <= ${height}
     ORDER BY (contract_call_contract_id IS NOT NULL) DESC, block_height DESC, tx_index DESC LIMIT 2`;
   const [busy] = await sql<{ principal: string }[]>`
     SELECT principal FROM principal_stats WHERE principal NOT LIKE '%.%'
@@ -39,11 +40,11 @@ export async function showcaseIds(sql: Sql): Promise<ShowcaseIds> {
   const [busyTx] = busy
     ? await sql<{ tx_id: string }[]>`
         SELECT tx_id FROM principal_txs
-        WHERE principal = ${busy.principal} AND canonical AND microblock_canonical AND index_block_hash <> ''
+        WHERE principal = ${busy.principal} AND ${sql.unsafe(anchoredVisibleRow(''))}
         ORDER BY block_height DESC, tx_index DESC LIMIT 1`
     : [];
   const [contract] = await sql<{ contract_id: string }[]>`
-    SELECT contract_id FROM smart_contracts WHERE canonical AND microblock_canonical
+    SELECT contract_id FROM smart_contracts WHERE ${sql.unsafe(canonicalRow(''))}
     ORDER BY block_height, contract_id LIMIT 1`;
   return {
     tipHeight: tip.block_height,

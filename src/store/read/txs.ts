@@ -1,7 +1,8 @@
 import type { Sql } from '../db.js';
-import type { Visibility } from './visibility.js';
+import { MempoolStatus } from '../schema/codes.js';
+import { statement } from '../statement.js';
+import { canonicalRow, unconfirmedRow, visibleRow, type Visibility } from '../visibility.js';
 
-const MEMPOOL_PENDING = 0;
 const MAX_INT = 2_147_483_647;
 
 // Reads of transactions: mined rows (with their events, page by page) and mempool rows.
@@ -81,64 +82,154 @@ export interface EventPage {
   limit: number;
 }
 
-const decodedColumns = (sql: Sql, alias: string) =>
-  sql`${sql(
-    [
-      'tx_id',
-      'type_id',
-      'nonce',
-      'fee_rate',
-      'sender_address',
-      'sponsored',
-      'sponsor_address',
-      'sponsor_nonce',
-      'anchor_mode',
-      'post_condition_mode',
-      'post_conditions',
-      'payload',
-    ].map((c) => `${alias}.${c}`),
-  )}`;
+// Each statement's text is built once, when this module loads, from the column lists and the subqueries
+// below and from the visibility rule (store/statement.ts says why flat, prepared text).
+
+/** The decoded columns mined and mempool rows share (`DecodedTxRecord` without `function_abi`). */
+const DECODED_COLUMNS = [
+  'tx_id',
+  'type_id',
+  'nonce',
+  'fee_rate',
+  'sender_address',
+  'sponsored',
+  'sponsor_address',
+  'sponsor_nonce',
+  'anchor_mode',
+  'post_condition_mode',
+  'post_conditions',
+  'payload',
+] as const satisfies readonly (keyof DecodedTxRecord)[];
+
+/** The columns of a mined row (`MinedTxRecord` without `function_abi` and `events`). */
+const MINED_COLUMNS = [
+  ...DECODED_COLUMNS,
+  'index_block_hash',
+  'microblock_hash',
+  'block_hash',
+  'block_height',
+  'block_time',
+  'burn_block_time',
+  'burn_block_height',
+  'parent_burn_block_time',
+  'parent_block_hash',
+  'tx_index',
+  'microblock_sequence',
+  'canonical',
+  'microblock_canonical',
+  'status',
+  'raw_result',
+  'result_repr',
+  'vm_error',
+  'event_count',
+  'execution_cost_read_count',
+  'execution_cost_read_length',
+  'execution_cost_runtime',
+  'execution_cost_write_count',
+  'execution_cost_write_length',
+] as const satisfies readonly (keyof MinedTxRecord)[];
+
+/** The columns of an event (`EventRecord`) and the SQL expression giving each. */
+const EVENT_FIELDS: Record<keyof EventRecord, string> = {
+  event_index: 'e.event_index',
+  kind: 'e.kind',
+  asset_event_type: 'e.asset_event_type',
+  sender: 'e.sender',
+  recipient: 'e.recipient',
+  amount: 'e.amount::text',
+  asset_identifier: 'e.asset_identifier',
+  value: 'e.value',
+  value_repr: 'e.value_repr',
+  memo: 'e.memo',
+  contract_id: 'e.contract_id',
+  topic: 'e.topic',
+  locked_address: 'e.locked_address',
+  unlock_height: 'e.unlock_height',
+};
+
+const columnsOf = (alias: string, columns: readonly string[]) =>
+  columns.map((c) => `${alias}.${c}`).join(', ');
 
 /** The called function's ABI entry, from the contract's deployment (canonical preferred). */
-const functionAbi = (sql: Sql, alias: string) => sql`
+const functionAbi = (alias: string) => `
   (SELECT jsonb_path_query_first(s.abi, '$.functions[*] ? (@.name == $name)',
-      jsonb_build_object('name', ${sql(`${alias}.payload`)} -> 'contract_call' ->> 'function_name'))
+      jsonb_build_object('name', ${alias}.payload -> 'contract_call' ->> 'function_name'))
     FROM smart_contracts s
-    WHERE s.contract_id = ${sql(`${alias}.contract_call_contract_id`)} AND s.abi IS NOT NULL
+    WHERE s.contract_id = ${alias}.contract_call_contract_id AND s.abi IS NOT NULL
     ORDER BY s.canonical DESC, s.block_height DESC LIMIT 1) AS function_abi`;
 
-/** First event_index past the page (capped: the column is an integer). */
-const eventPageEnd = (page: EventPage) => Math.min(page.offset + page.limit, MAX_INT);
-
-const eventsOf = (sql: Sql, alias: string, page: EventPage | null) =>
-  page === null || page.limit <= 0
-    ? sql`'[]'::json AS events`
-    : sql`
-  (SELECT coalesce(json_agg(json_build_object(
-      'event_index', e.event_index, 'kind', e.kind, 'asset_event_type', e.asset_event_type,
-      'sender', e.sender, 'recipient', e.recipient, 'amount', e.amount::text,
-      'asset_identifier', e.asset_identifier, 'value', e.value, 'value_repr', e.value_repr, 'memo', e.memo,
-      'contract_id', e.contract_id, 'topic', e.topic, 'locked_address', e.locked_address,
-      'unlock_height', e.unlock_height) ORDER BY e.event_index), '[]'::json)
+/** The tx's events with `from <= event_index < to` (SQL text of two integer parameters), as a JSON array. */
+const eventsOf = (alias: string, from: string, to: string) => `
+  (SELECT coalesce(json_agg(json_build_object(${Object.entries(EVENT_FIELDS)
+    .map(([name, expression]) => `'${name}', ${expression}`)
+    .join(', ')}) ORDER BY e.event_index), '[]'::json)
     FROM events e
-    WHERE e.tx_id = ${sql(`${alias}.tx_id`)} AND e.index_block_hash = ${sql(`${alias}.index_block_hash`)}
-      AND e.microblock_hash = ${sql(`${alias}.microblock_hash`)}
-      AND e.event_index >= ${page.offset}
-      AND e.event_index < ${eventPageEnd(page)}) AS events`;
+    WHERE e.tx_id = ${alias}.tx_id AND e.index_block_hash = ${alias}.index_block_hash
+      AND e.microblock_hash = ${alias}.microblock_hash
+      AND e.event_index >= ${from}::integer AND e.event_index < ${to}::integer) AS events`;
 
-const minedColumns = (sql: Sql, page: EventPage | null) => sql`
-  ${decodedColumns(sql, 't')}, t.index_block_hash, t.microblock_hash, t.block_hash, t.block_height,
-  t.block_time, t.burn_block_time, t.burn_block_height, t.parent_burn_block_time, t.parent_block_hash,
-  t.tx_index, t.microblock_sequence, t.canonical, t.microblock_canonical, t.status, t.raw_result,
-  t.result_repr, t.vm_error, t.event_count, t.execution_cost_read_count, t.execution_cost_read_length,
-  t.execution_cost_runtime, t.execution_cost_write_count, t.execution_cost_write_length,
-  ${functionAbi(sql, 't')}, ${eventsOf(sql, 't', page)}`;
+/** The SELECT list of a mined row, its events paged by the parameters `from` and `to`. */
+const minedSelect = (from: string, to: string) =>
+  `SELECT ${columnsOf('t', MINED_COLUMNS)}, ${functionAbi('t')}, ${eventsOf('t', from, to)}`;
+
+/** Event bounds of a page as statement parameters: [from, to); no page reads none. */
+function eventBounds(page: EventPage | null): [number, number] {
+  if (page === null || page.limit <= 0) return [0, 0];
+  return [page.offset, Math.min(page.offset + page.limit, MAX_INT)];
+}
+
+const minedTxById = statement<MinedTxRecord, [txId: string, unanchored: boolean, from: number, to: number]>(
+  `${minedSelect('$3', '$4')} FROM txs t WHERE t.tx_id = $1 AND ${visibleRow('t', '$2')} LIMIT 1`,
+);
+
+const minedTxsByIds = statement<
+  MinedTxRecord,
+  [txIds: string[], unanchored: boolean, maxHeight: number, from: number, to: number]
+>(
+  `${minedSelect('$4', '$5')} FROM txs t
+  WHERE t.tx_id = ANY($1::text[]) AND ${visibleRow('t', '$2')} AND t.block_height <= $3::integer
+  ORDER BY t.block_height DESC, t.microblock_sequence DESC, t.tx_index DESC`,
+);
+
+const minedTxsByKeys = statement<
+  MinedTxRecord,
+  [txIds: string[], indexBlockHashes: string[], microblockHashes: string[], from: number, to: number]
+>(
+  `${minedSelect('$4', '$5')}
+  FROM unnest($1::text[], $2::text[], $3::text[]) AS k(tx_id, index_block_hash, microblock_hash)
+  JOIN txs t ON t.tx_id = k.tx_id AND t.index_block_hash = k.index_block_hash
+    AND t.microblock_hash = k.microblock_hash`,
+);
+
+const minedTxVersion = statement<MinedTxVersion, [txId: string, unanchored: boolean]>(
+  `SELECT t.index_block_hash, t.microblock_hash, t.status FROM txs t
+  WHERE t.tx_id = $1 AND ${visibleRow('t', '$2')} LIMIT 1`,
+);
+
+const minedTxVersions = statement<MinedTxVersion & { tx_id: string }, [txIds: string[], unanchored: boolean]>(
+  `SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.status FROM txs t
+  WHERE t.tx_id = ANY($1::text[]) AND ${visibleRow('t', '$2')}`,
+);
 
 /**
- * The visible mined rows of these tx ids (at most one per id), with a page of their events: one flat
- * statement, as `findMinedTx` (composing it from fragments cost ~100 µs of client CPU per call). The
- * visibility condition is `visible()`'s, inlined with a parameter; no page reads no events.
+ * The status of a mempool row as a read sees it: a pruned row whose tx sits in an unconfirmed microblock
+ * shows as pending to anchored reads (`$2`: unanchored), as it is not confirmed yet (NOTES-upstream A.2).
  */
+const mempoolSelect = `SELECT ${columnsOf('m', DECODED_COLUMNS)},
+  CASE WHEN m.pruned AND NOT $2::boolean AND EXISTS (
+      SELECT 1 FROM txs u WHERE u.tx_id = m.tx_id AND ${unconfirmedRow('u')} AND ${canonicalRow('u')})
+    THEN ${MempoolStatus.pending}::smallint ELSE m.status END AS status,
+  m.replaced_by_tx_id, m.receipt_time, ${functionAbi('m')}`;
+
+const mempoolTxById = statement<MempoolTxRecord, [txId: string, unanchored: boolean]>(
+  `${mempoolSelect} FROM mempool_txs m WHERE m.tx_id = $1`,
+);
+
+const mempoolTxsByIds = statement<MempoolTxRecord, [txIds: string[], unanchored: boolean]>(
+  `${mempoolSelect} FROM mempool_txs m WHERE m.tx_id = ANY($1::text[])`,
+);
+
+/** The visible mined rows of these tx ids (at most one per id), with a page of their events. */
 export async function findMinedTxs(
   sql: Sql,
   txIds: string[],
@@ -146,48 +237,20 @@ export async function findMinedTxs(
   page: EventPage | null,
 ): Promise<MinedTxRecord[]> {
   if (txIds.length === 0) return [];
-  const events =
-    page === null || page.limit <= 0
-      ? { offset: 0, end: 0 }
-      : { offset: page.offset, end: eventPageEnd(page) };
-  return sql<MinedTxRecord[]>`
-    SELECT t.tx_id, t.type_id, t.nonce, t.fee_rate, t.sender_address, t.sponsored, t.sponsor_address,
-      t.sponsor_nonce, t.anchor_mode, t.post_condition_mode, t.post_conditions, t.payload, t.index_block_hash,
-      t.microblock_hash, t.block_hash, t.block_height, t.block_time, t.burn_block_time, t.burn_block_height,
-      t.parent_burn_block_time, t.parent_block_hash, t.tx_index, t.microblock_sequence, t.canonical,
-      t.microblock_canonical, t.status, t.raw_result, t.result_repr, t.vm_error, t.event_count,
-      t.execution_cost_read_count, t.execution_cost_read_length, t.execution_cost_runtime,
-      t.execution_cost_write_count, t.execution_cost_write_length,
-      (SELECT jsonb_path_query_first(s.abi, '$.functions[*] ? (@.name == $name)',
-          jsonb_build_object('name', t.payload -> 'contract_call' ->> 'function_name'))
-        FROM smart_contracts s
-        WHERE s.contract_id = t.contract_call_contract_id AND s.abi IS NOT NULL
-        ORDER BY s.canonical DESC, s.block_height DESC LIMIT 1) AS function_abi,
-      (SELECT coalesce(json_agg(json_build_object(
-          'event_index', e.event_index, 'kind', e.kind, 'asset_event_type', e.asset_event_type,
-          'sender', e.sender, 'recipient', e.recipient, 'amount', e.amount::text,
-          'asset_identifier', e.asset_identifier, 'value', e.value, 'value_repr', e.value_repr, 'memo', e.memo,
-          'contract_id', e.contract_id, 'topic', e.topic, 'locked_address', e.locked_address,
-          'unlock_height', e.unlock_height) ORDER BY e.event_index), '[]'::json)
-        FROM events e
-        WHERE e.tx_id = t.tx_id AND e.index_block_hash = t.index_block_hash
-          AND e.microblock_hash = t.microblock_hash
-          AND e.event_index >= ${events.offset} AND e.event_index < ${events.end}) AS events
-    FROM txs t
-    WHERE t.tx_id = ANY(${txIds}) AND t.canonical AND t.microblock_canonical
-      AND (t.index_block_hash <> '' OR ${visibility.unanchored}::boolean)
-      AND t.block_height <= ${visibility.maxHeight ?? MAX_INT}
-    ORDER BY t.block_height DESC, t.microblock_sequence DESC, t.tx_index DESC`;
+  return minedTxsByIds(
+    sql,
+    txIds,
+    visibility.unanchored,
+    visibility.maxHeight ?? MAX_INT,
+    ...eventBounds(page),
+  );
 }
 
 /**
- * The visible mined row of one tx id, with a page of its events: the hottest read of the API, written as
- * one flat statement. Composing it from fragments (as the list reads do) cost ~100 µs of client CPU per
- * call in postgres.js, more than PostgreSQL spends executing it; a scalar key and no sort also let
- * PostgreSQL settle on a generic plan instead of planning each call. The visibility condition is
- * `visible()`'s (canonical, canonical microblock, anchored unless `unanchored`), inlined with a
- * parameter. At most one row of a tx id is visible (a tx is mined once on the canonical chain; a
- * microblock's staged rows give way to the confirming block's).
+ * The visible mined row of one tx id, with a page of its events: the hottest read of the API. A scalar key
+ * and no sort let PostgreSQL settle on a generic plan instead of planning each call. At most one row of a tx
+ * id is visible (a tx is mined once on the canonical chain; a microblock's staged rows give way to the
+ * confirming block's).
  */
 export async function findMinedTx(
   sql: Sql,
@@ -195,33 +258,7 @@ export async function findMinedTx(
   visibility: Visibility,
   page: EventPage,
 ): Promise<MinedTxRecord | undefined> {
-  const [row] = await sql<MinedTxRecord[]>`
-    SELECT t.tx_id, t.type_id, t.nonce, t.fee_rate, t.sender_address, t.sponsored, t.sponsor_address,
-      t.sponsor_nonce, t.anchor_mode, t.post_condition_mode, t.post_conditions, t.payload, t.index_block_hash,
-      t.microblock_hash, t.block_hash, t.block_height, t.block_time, t.burn_block_time, t.burn_block_height,
-      t.parent_burn_block_time, t.parent_block_hash, t.tx_index, t.microblock_sequence, t.canonical,
-      t.microblock_canonical, t.status, t.raw_result, t.result_repr, t.vm_error, t.event_count,
-      t.execution_cost_read_count, t.execution_cost_read_length, t.execution_cost_runtime,
-      t.execution_cost_write_count, t.execution_cost_write_length,
-      (SELECT jsonb_path_query_first(s.abi, '$.functions[*] ? (@.name == $name)',
-          jsonb_build_object('name', t.payload -> 'contract_call' ->> 'function_name'))
-        FROM smart_contracts s
-        WHERE s.contract_id = t.contract_call_contract_id AND s.abi IS NOT NULL
-        ORDER BY s.canonical DESC, s.block_height DESC LIMIT 1) AS function_abi,
-      (SELECT coalesce(json_agg(json_build_object(
-          'event_index', e.event_index, 'kind', e.kind, 'asset_event_type', e.asset_event_type,
-          'sender', e.sender, 'recipient', e.recipient, 'amount', e.amount::text,
-          'asset_identifier', e.asset_identifier, 'value', e.value, 'value_repr', e.value_repr, 'memo', e.memo,
-          'contract_id', e.contract_id, 'topic', e.topic, 'locked_address', e.locked_address,
-          'unlock_height', e.unlock_height) ORDER BY e.event_index), '[]'::json)
-        FROM events e
-        WHERE e.tx_id = t.tx_id AND e.index_block_hash = t.index_block_hash
-          AND e.microblock_hash = t.microblock_hash
-          AND e.event_index >= ${page.offset} AND e.event_index < ${eventPageEnd(page)}) AS events
-    FROM txs t
-    WHERE t.tx_id = ${txId} AND t.canonical AND t.microblock_canonical
-      AND (t.index_block_hash <> '' OR ${visibility.unanchored}::boolean)
-    LIMIT 1`;
+  const [row] = await minedTxById(sql, txId, visibility.unanchored, ...eventBounds(page));
   return row;
 }
 
@@ -238,12 +275,7 @@ export async function findMinedTxVersion(
   txId: string,
   visibility: Visibility,
 ): Promise<MinedTxVersion | undefined> {
-  const [row] = await sql<MinedTxVersion[]>`
-    SELECT t.index_block_hash, t.microblock_hash, t.status
-    FROM txs t
-    WHERE t.tx_id = ${txId} AND t.canonical AND t.microblock_canonical
-      AND (t.index_block_hash <> '' OR ${visibility.unanchored}::boolean)
-    LIMIT 1`;
+  const [row] = await minedTxVersion(sql, txId, visibility.unanchored);
   return row;
 }
 
@@ -254,11 +286,7 @@ export async function findMinedTxVersions(
   visibility: Visibility,
 ): Promise<(MinedTxVersion & { tx_id: string })[]> {
   if (txIds.length === 0) return [];
-  return sql<(MinedTxVersion & { tx_id: string })[]>`
-    SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.status
-    FROM txs t
-    WHERE t.tx_id = ANY(${txIds}) AND t.canonical AND t.microblock_canonical
-      AND (t.index_block_hash <> '' OR ${visibility.unanchored}::boolean)`;
+  return minedTxVersions(sql, txIds, visibility.unanchored);
 }
 
 /** Mined rows by their exact keys (as listed by the principal index), with a page of events. */
@@ -268,63 +296,36 @@ export async function findMinedTxsByKey(
   page: EventPage | null,
 ): Promise<MinedTxRecord[]> {
   if (keys.length === 0) return [];
-  return sql<MinedTxRecord[]>`
-    SELECT ${minedColumns(sql, page)}
-    FROM unnest(${keys.map((k) => k.tx_id)}::text[], ${keys.map((k) => k.index_block_hash)}::text[],
-      ${keys.map((k) => k.microblock_hash)}::text[]) AS k(tx_id, index_block_hash, microblock_hash)
-    JOIN txs t ON t.tx_id = k.tx_id AND t.index_block_hash = k.index_block_hash
-      AND t.microblock_hash = k.microblock_hash`;
+  return minedTxsByKeys(
+    sql,
+    keys.map((k) => k.tx_id),
+    keys.map((k) => k.index_block_hash),
+    keys.map((k) => k.microblock_hash),
+    ...eventBounds(page),
+  );
 }
-
-const mempoolColumns = (sql: Sql, lookup: MempoolLookup) => {
-  const status = lookup.unanchored
-    ? sql`m.status`
-    : sql`CASE WHEN m.pruned AND EXISTS (
-          SELECT 1 FROM txs u WHERE u.tx_id = m.tx_id AND u.index_block_hash = ''
-            AND u.canonical AND u.microblock_canonical)
-        THEN ${MEMPOOL_PENDING}::smallint ELSE m.status END AS status`;
-  return sql`${decodedColumns(sql, 'm')}, ${status}, m.replaced_by_tx_id, m.receipt_time, ${functionAbi(sql, 'm')}`;
-};
 
 export interface MempoolLookup {
   /** Reads that see unconfirmed microblocks (`unanchored=true`) find such txs mined, not in the mempool. */
   unanchored?: boolean;
 }
 
-/**
- * Mempool rows of these ids, pending or pruned (pruned rows keep their last status). A pruned row whose
- * tx sits in an unconfirmed microblock shows as pending to anchored reads: it is not confirmed yet
- * (NOTES-upstream A.2).
- */
+/** Mempool rows of these ids, pending or pruned (pruned rows keep their last status; see `mempoolSelect`). */
 export async function findMempoolTxs(
   sql: Sql,
   txIds: string[],
   lookup: MempoolLookup = {},
 ): Promise<MempoolTxRecord[]> {
   if (txIds.length === 0) return [];
-  return sql<MempoolTxRecord[]>`
-    SELECT ${mempoolColumns(sql, lookup)} FROM mempool_txs m WHERE m.tx_id = ANY(${txIds})`;
+  return mempoolTxsByIds(sql, txIds, lookup.unanchored ?? false);
 }
 
-/** The mempool row of one tx id (see `findMempoolTxs`), one flat statement like `findMinedTx`. */
+/** The mempool row of one tx id (see `findMempoolTxs`). */
 export async function findMempoolTx(
   sql: Sql,
   txId: string,
   lookup: MempoolLookup = {},
 ): Promise<MempoolTxRecord | undefined> {
-  const [row] = await sql<MempoolTxRecord[]>`
-    SELECT m.tx_id, m.type_id, m.nonce, m.fee_rate, m.sender_address, m.sponsored, m.sponsor_address,
-      m.sponsor_nonce, m.anchor_mode, m.post_condition_mode, m.post_conditions, m.payload,
-      CASE WHEN m.pruned AND NOT ${lookup.unanchored ?? false}::boolean AND EXISTS (
-          SELECT 1 FROM txs u WHERE u.tx_id = m.tx_id AND u.index_block_hash = ''
-            AND u.canonical AND u.microblock_canonical)
-        THEN ${MEMPOOL_PENDING}::smallint ELSE m.status END AS status,
-      m.replaced_by_tx_id, m.receipt_time,
-      (SELECT jsonb_path_query_first(s.abi, '$.functions[*] ? (@.name == $name)',
-          jsonb_build_object('name', m.payload -> 'contract_call' ->> 'function_name'))
-        FROM smart_contracts s
-        WHERE s.contract_id = m.contract_call_contract_id AND s.abi IS NOT NULL
-        ORDER BY s.canonical DESC, s.block_height DESC LIMIT 1) AS function_abi
-    FROM mempool_txs m WHERE m.tx_id = ${txId}`;
+  const [row] = await mempoolTxById(sql, txId, lookup.unanchored ?? false);
   return row;
 }

@@ -1,15 +1,12 @@
 import type { TransactionSql } from '../db.js';
+import { PREPARED } from '../statement.js';
+
+export { PREPARED };
 
 type ColumnType = 'text' | 'int2' | 'int4' | 'int8' | 'numeric' | 'bool' | 'jsonb';
 
 /** A table's columns for bulk insert, in insert order. */
 export type ColumnSpec<Row> = readonly (readonly [keyof Row & string, ColumnType])[];
-
-/**
- * `sql.unsafe` does not prepare unless told: the statement would be parsed and described anew each time,
- * and the describe waits for the server's answer, so the statements after it could not be pipelined.
- */
-export const PREPARED = { prepare: true } as const;
 
 /**
  * Inserts many rows in one statement: one array parameter per column, expanded by unnest. The statement

@@ -4,6 +4,7 @@ import { bulkInsert, columnArrays, PREPARED, sendAll, type ColumnSpec } from './
 import { touchMempool } from './tip.js';
 import { type MempoolTxRow } from '../schema/rows.js';
 import { MempoolStatus } from '../schema/codes.js';
+import { canonicalRow } from '../visibility.js';
 
 const mempoolColumns: ColumnSpec<MempoolTxRow> = [
   ...decodedTxColumns,
@@ -34,7 +35,7 @@ export async function receiveMempoolTxs(
   const txIds = rows.map((r) => r.tx_id);
   const [minedRows, existingRows] = await Promise.all([
     sql<{ tx_id: string }[]>`
-      SELECT DISTINCT tx_id FROM txs WHERE tx_id = ANY(${txIds}) AND canonical AND microblock_canonical`.execute(),
+      SELECT DISTINCT tx_id FROM txs WHERE tx_id = ANY(${txIds}) AND ${sql.unsafe(canonicalRow(''))}`.execute(),
     sql<{ tx_id: string; pruned: boolean }[]>`
       SELECT tx_id, pruned FROM mempool_txs WHERE tx_id = ANY(${txIds})`.execute(),
   ]);
@@ -193,7 +194,7 @@ export async function restoreToMempool(
       ${receiptTime}, ${receiptBlockHeight}
     FROM txs t
     WHERE t.tx_id = ANY(${txIds})
-      AND NOT EXISTS (SELECT 1 FROM txs c WHERE c.tx_id = t.tx_id AND c.canonical AND c.microblock_canonical)
+      AND NOT EXISTS (SELECT 1 FROM txs c WHERE c.tx_id = t.tx_id AND ${sql.unsafe(canonicalRow('c'))})
     ON CONFLICT (tx_id) DO UPDATE SET pruned = false, status = ${MempoolStatus.pending}, replaced_by_tx_id = NULL`;
 }
 

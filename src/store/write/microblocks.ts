@@ -73,6 +73,17 @@ export async function unconfirmedMicroblocks(sql: TransactionSql): Promise<Store
     ORDER BY microblock_sequence`;
 }
 
+/** The tx index each staged (streamed, not yet confirmed) tx of these microblocks was streamed with. */
+export async function stagedTxIndexes(
+  sql: TransactionSql,
+  microblockHashes: string[],
+): Promise<{ tx_id: string; microblock_hash: string; tx_index: number }[]> {
+  if (microblockHashes.length === 0) return [];
+  return sql<{ tx_id: string; microblock_hash: string; tx_index: number }[]>`
+    SELECT tx_id, microblock_hash, tx_index FROM txs
+    WHERE index_block_hash = '' AND microblock_hash = ANY(${microblockHashes})`;
+}
+
 /** Removes the staged rows of microblocks now confirmed by a block (the block holds their final rows). */
 export function dropStagedRows(sql: TransactionSql, hashes: string[]): Promise<unknown> {
   if (hashes.length === 0) return Promise.resolve();

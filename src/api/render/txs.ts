@@ -1,48 +1,20 @@
 import { applyAbiToContractCall, type ContractCallJson } from '../../chain/index.js';
 import type { EventRecord, MempoolTxRecord, MinedTxRecord } from '../../store/read/txs.js';
-import { isoTime, isoTimeOrEmpty } from '../schemas/common.js';
+import {
+  ANCHORED_SEQUENCE,
+  EventKind,
+  anchorModeName,
+  assetEventTypeName,
+  eventTypeName,
+  mempoolStatusName,
+  postConditionModeName,
+  txStatusName,
+  txTypeName,
+} from '../../store/schema/codes.js';
+import { isoTime, isoTimeOrEmpty } from './time.js';
 import type { MempoolTransaction, Transaction, TransactionEvent } from '../schemas/transactions.js';
 
 // Store rows → the API's transaction objects (NOTES-upstream A.11).
-
-const TX_TYPES: Record<number, string> = {
-  0: 'token_transfer',
-  1: 'smart_contract',
-  2: 'contract_call',
-  3: 'poison_microblock',
-  4: 'coinbase',
-  5: 'coinbase',
-  6: 'smart_contract',
-  7: 'tenure_change',
-  8: 'coinbase',
-};
-const ANCHOR_MODES: Record<number, string> = { 1: 'on_chain_only', 2: 'off_chain_only', 3: 'any' };
-const POST_CONDITION_MODES: Record<number, string> = { 1: 'allow', 2: 'deny', 3: 'originator' };
-const TX_STATUSES: Record<number, string> = {
-  1: 'success',
-  [-1]: 'abort_by_response',
-  [-2]: 'abort_by_post_condition',
-  [-3]: 'problematic_skipped',
-};
-const MEMPOOL_STATUSES: Record<number, string> = {
-  0: 'pending',
-  [-10]: 'dropped_replace_by_fee',
-  [-11]: 'dropped_replace_across_fork',
-  [-12]: 'dropped_too_expensive',
-  [-13]: 'dropped_stale_garbage_collect',
-  [-14]: 'dropped_stale_garbage_collect',
-  [-15]: 'dropped_problematic',
-};
-const ASSET_EVENT_TYPES: Record<number, string> = { 1: 'transfer', 2: 'mint', 3: 'burn' };
-const ANCHORED_SEQUENCE = 2147483647;
-
-function txStatusName(status: number): string {
-  return TX_STATUSES[status] ?? 'unknown';
-}
-
-function mempoolStatusName(status: number): string {
-  return MEMPOOL_STATUSES[status] ?? 'pending';
-}
 
 type DecodedFields = Pick<
   MinedTxRecord,
@@ -93,46 +65,46 @@ function addTypePayload(out: Record<string, unknown>, tx: DecodedFields, options
 
 function eventJson(event: EventRecord, txId: string): TransactionEvent {
   switch (event.kind) {
-    case 1: {
+    case EventKind.stxAsset: {
       const asset: NonNullable<TransactionEvent['asset']> = {
-        asset_event_type: ASSET_EVENT_TYPES[event.asset_event_type!],
+        asset_event_type: assetEventTypeName(event.asset_event_type!),
         sender: event.sender ?? '',
         recipient: event.recipient ?? '',
         amount: event.amount!,
       };
       if (event.memo !== null) asset.memo = event.memo;
-      return { event_index: event.event_index, event_type: 'stx_asset', tx_id: txId, asset };
+      return { event_index: event.event_index, event_type: eventTypeName(event.kind), tx_id: txId, asset };
     }
-    case 2:
+    case EventKind.ftAsset:
       return {
         event_index: event.event_index,
-        event_type: 'fungible_token_asset',
+        event_type: eventTypeName(event.kind),
         tx_id: txId,
         asset: {
-          asset_event_type: ASSET_EVENT_TYPES[event.asset_event_type!],
+          asset_event_type: assetEventTypeName(event.asset_event_type!),
           asset_id: event.asset_identifier!,
           sender: event.sender ?? '',
           recipient: event.recipient ?? '',
           amount: event.amount!,
         },
       };
-    case 3:
+    case EventKind.nftAsset:
       return {
         event_index: event.event_index,
-        event_type: 'non_fungible_token_asset',
+        event_type: eventTypeName(event.kind),
         tx_id: txId,
         asset: {
-          asset_event_type: ASSET_EVENT_TYPES[event.asset_event_type!],
+          asset_event_type: assetEventTypeName(event.asset_event_type!),
           asset_id: event.asset_identifier!,
           sender: event.sender ?? '',
           recipient: event.recipient ?? '',
           value: { hex: event.value!, repr: event.value_repr! },
         },
       };
-    case 4:
+    case EventKind.stxLock:
       return {
         event_index: event.event_index,
-        event_type: 'stx_lock',
+        event_type: eventTypeName(event.kind),
         tx_id: txId,
         stx_lock_event: {
           locked_amount: event.amount!,
@@ -143,7 +115,7 @@ function eventJson(event: EventRecord, txId: string): TransactionEvent {
     default:
       return {
         event_index: event.event_index,
-        event_type: 'smart_contract_log',
+        event_type: eventTypeName(EventKind.contractLog),
         tx_id: txId,
         contract_log: {
           contract_id: event.contract_id!,
@@ -172,9 +144,9 @@ export function minedTransaction(tx: MinedTxRecord, options: RenderOptions = {})
     fee_rate: tx.fee_rate,
     sender_address: tx.sender_address,
     sponsored: tx.sponsored,
-    post_condition_mode: POST_CONDITION_MODES[tx.post_condition_mode],
+    post_condition_mode: postConditionModeName(tx.post_condition_mode),
     post_conditions: tx.post_conditions as Transaction['post_conditions'],
-    anchor_mode: ANCHOR_MODES[tx.anchor_mode],
+    anchor_mode: anchorModeName(tx.anchor_mode),
     block_hash: isUnanchored ? '0x' : tx.block_hash,
     block_height: tx.block_height,
     block_time: blockTime,
@@ -201,7 +173,7 @@ export function minedTransaction(tx: MinedTxRecord, options: RenderOptions = {})
     execution_cost_write_length: tx.execution_cost_write_length,
     vm_error: tx.vm_error,
     events,
-    tx_type: TX_TYPES[tx.type_id],
+    tx_type: txTypeName(tx.type_id),
   };
   addSponsor(out, tx);
   addTypePayload(out, tx, options);
@@ -215,14 +187,14 @@ export function mempoolTransaction(tx: MempoolTxRecord, options: RenderOptions =
     fee_rate: tx.fee_rate,
     sender_address: tx.sender_address,
     sponsored: tx.sponsored,
-    post_condition_mode: POST_CONDITION_MODES[tx.post_condition_mode],
+    post_condition_mode: postConditionModeName(tx.post_condition_mode),
     post_conditions: tx.post_conditions as Transaction['post_conditions'],
-    anchor_mode: ANCHOR_MODES[tx.anchor_mode],
+    anchor_mode: anchorModeName(tx.anchor_mode),
     tx_status: mempoolStatusName(tx.status),
     replaced_by_tx_id: tx.replaced_by_tx_id,
     receipt_time: tx.receipt_time,
     receipt_time_iso: isoTime(tx.receipt_time),
-    tx_type: TX_TYPES[tx.type_id],
+    tx_type: txTypeName(tx.type_id),
   };
   addSponsor(out, tx);
   addTypePayload(out, tx, options);
