@@ -88,42 +88,27 @@ function resolveReplaceByFee(
     FROM ranked WHERE m.tx_id = ranked.tx_id AND ranked.rank > 1`.execute();
 }
 
-/**
- * Prunes txs mined on the canonical chain, and pending txs that spend the same (payer, nonce) as a mined
- * one: those can never be mined, the mined tx replaced them.
- *
- * The mined txs are read through a materialized CTE of the three columns needed: joined directly, `txs`
- * would be a non-target relation of the UPDATE, carried as whole rows (for EvalPlanQual rechecks), and
- * forming a whole row of `txs` detoasts its wide columns: that made these updates cost ~20 ms per block.
- */
-export function pruneMinedTxs(sql: TransactionSql, indexBlockHashes: string[]): Promise<unknown> {
-  if (indexBlockHashes.length === 0) return Promise.resolve();
-  return Promise.all([
-    sql`
-      WITH t AS MATERIALIZED (SELECT tx_id FROM txs WHERE index_block_hash = ANY(${indexBlockHashes}))
-      UPDATE mempool_txs AS m SET pruned = true
-      FROM t
-      WHERE m.tx_id = t.tx_id AND NOT m.pruned`.execute(),
-    sql`
-      WITH t AS MATERIALIZED (
-        SELECT tx_id, sender_address, nonce FROM txs WHERE index_block_hash = ANY(${indexBlockHashes})
-      )
-      UPDATE mempool_txs AS m SET pruned = true, status = ${MempoolStatus.dropped_replace_by_fee},
-        replaced_by_tx_id = t.tx_id
-      FROM t
-      WHERE NOT m.pruned AND m.tx_id <> t.tx_id
-        AND m.sender_address = t.sender_address AND m.nonce = t.nonce`.execute(),
-  ]);
+/** The columns of a mined tx that prune the mempool. */
+export interface MinedTxKey {
+  tx_id: string;
+  sender_address: string;
+  nonce: number;
 }
 
+const minedColumns: ColumnSpec<MinedTxKey> = [
+  ['tx_id', 'text'],
+  ['sender_address', 'text'],
+  ['nonce', 'int8'],
+];
+
 /**
- * `pruneMinedTxs` for one block being inserted in the same transaction, from its tx rows (all of them: see
- * `insertChainRows`'s `fresh`) instead of reading them back.
+ * Prunes txs mined on the canonical chain, and pending txs that spend the same (payer, nonce) as a mined
+ * one: those can never be mined, the mined tx replaced them. The mined txs come as rows (those of a block
+ * being inserted, or `minedTxKeys` of stored blocks) and are joined as arrays: joined from `txs`, the table
+ * would be a non-target relation of the UPDATE, carried as whole rows (for EvalPlanQual rechecks), and forming
+ * a whole row of `txs` detoasts its wide columns: that made these updates cost ~20 ms per block.
  */
-export function pruneMinedRows(
-  sql: TransactionSql,
-  txs: readonly { tx_id: string; sender_address: string; nonce: number }[],
-): Promise<unknown> {
+export function pruneMinedTxs(sql: TransactionSql, txs: readonly MinedTxKey[]): Promise<unknown> {
   if (txs.length === 0) return Promise.resolve();
   const params = columnArrays(sql, minedColumns, txs);
   return Promise.all([
@@ -150,11 +135,12 @@ export function pruneMinedRows(
   ]);
 }
 
-const minedColumns: ColumnSpec<{ tx_id: string; sender_address: string; nonce: number }> = [
-  ['tx_id', 'text'],
-  ['sender_address', 'text'],
-  ['nonce', 'int8'],
-];
+/** The txs stored in a set of blocks, as `pruneMinedTxs` takes them. */
+export async function minedTxKeys(sql: TransactionSql, indexBlockHashes: string[]): Promise<MinedTxKey[]> {
+  if (indexBlockHashes.length === 0) return [];
+  return sql<MinedTxKey[]>`
+    SELECT tx_id, sender_address, nonce FROM txs WHERE index_block_hash = ANY(${indexBlockHashes})`;
+}
 
 /** Same as `pruneMinedTxs`, for txs of unconfirmed microblocks (identified by id). */
 export async function pruneTxIds(sql: TransactionSql, txIds: string[]): Promise<void> {
