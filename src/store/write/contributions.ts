@@ -1,5 +1,6 @@
 import type { TransactionSql } from '../db.js';
-import { columnArrays, PREPARED, type ColumnSpec } from './bulk.js';
+import { columnArrays, PREPARED } from './bulk.js';
+import type { ColumnSpec } from '../schema/tables.js';
 import type { EventRow, MinerRewardRow } from '../schema/rows.js';
 import { EventKind } from '../schema/codes.js';
 import { feePayer, type FeePayerColumns } from '../fee-payer.js';

@@ -1,19 +1,12 @@
 import type { TransactionSql } from '../db.js';
-import { decodedTxColumns } from './blocks.js';
-import { bulkInsert, columnArrays, PREPARED, sendAll, type ColumnSpec } from './bulk.js';
+import { bulkInsert, columnArrays, PREPARED, sendAll } from './bulk.js';
+import { columnSpec, decodedTxColumns, mempoolTxColumns, type ColumnSpec } from '../schema/tables.js';
 import { touchMempool } from './tip.js';
 import { type MempoolTxRow } from '../schema/rows.js';
 import { MempoolStatus } from '../schema/codes.js';
 import { canonicalRow } from '../visibility.js';
 
-const mempoolColumns: ColumnSpec<MempoolTxRow> = [
-  ...decodedTxColumns,
-  ['pruned', 'bool'],
-  ['status', 'int2'],
-  ['replaced_by_tx_id', 'text'],
-  ['receipt_time', 'int8'],
-  ['receipt_block_height', 'int4'],
-];
+const mempoolSpec = columnSpec(mempoolTxColumns);
 
 /** Number of blocks after which a pending tx is dropped by our own garbage collection. */
 export const MEMPOOL_GC_BLOCKS = 256;
@@ -49,7 +42,7 @@ export async function receiveMempoolTxs(
   if (changed === 0) return 0;
   const pending = [...inserts.filter((r) => !r.pruned), ...revive];
   await sendAll([
-    bulkInsert(sql, 'mempool_txs', mempoolColumns, inserts, 'ON CONFLICT (tx_id) DO NOTHING'),
+    bulkInsert(sql, 'mempool_txs', mempoolSpec, inserts, 'ON CONFLICT (tx_id) DO NOTHING'),
     ...revive.map((r) =>
       sql`
         UPDATE mempool_txs SET pruned = false, status = ${MempoolStatus.pending}, replaced_by_tx_id = NULL,
@@ -173,7 +166,7 @@ export async function restoreToMempool(
   receiptBlockHeight: number,
 ): Promise<void> {
   if (txIds.length === 0) return;
-  const columns = decodedTxColumns.map(([name]) => name);
+  const columns = Object.keys(decodedTxColumns);
   await sql`
     INSERT INTO mempool_txs AS m (${sql(columns)}, pruned, status, replaced_by_tx_id, receipt_time, receipt_block_height)
     SELECT DISTINCT ON (t.tx_id) ${sql(columns.map((c) => `t.${c}`))}, false, ${MempoolStatus.pending}, NULL,
