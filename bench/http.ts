@@ -9,7 +9,8 @@ import type { Sql } from '../src/store/db.js';
 import { freePort } from '../test/support/postgres.js';
 import { processTreeCpuSeconds } from './ingest.js';
 
-const root = join(import.meta.dirname, '..');
+/** The checkout whose code the servers run, unless told another (bench/compare.ts runs two). */
+const ownCheckout = join(import.meta.dirname, '..');
 
 export interface Server {
   base: string;
@@ -20,21 +21,30 @@ export interface Server {
 /**
  * Starts the read API (`serve --read-only`, as deployed) or the ceiling server on `databaseUrl`, and waits
  * until it answers. Rate limiting is off (the original API has none in-process); everything else is the
- * default configuration, DB_POOL_MAX included.
+ * default configuration, DB_POOL_MAX included. `checkout` is the working tree whose code runs (this one
+ * unless told).
  */
-export async function startServer(kind: 'api' | 'ceiling', databaseUrl: string): Promise<Server> {
+export async function startServer(
+  kind: 'api' | 'ceiling',
+  databaseUrl: string,
+  checkout = ownCheckout,
+): Promise<Server> {
   const port = await freePort();
+  // metrics stay on (the default, and a per-request cost) on a port of their own: two APIs run side by side
+  // in bench/compare.ts, and other processes on this machine may hold the default one
+  const metricsPort = await freePort();
   const script = kind === 'api' ? ['src/cli/main.ts', 'serve', '--read-only'] : ['bench/ceiling-server.ts'];
   // BENCH_SERVER_NODE_OPTIONS: extra node flags for the servers, e.g. `--cpu-prof --cpu-prof-dir=bench/out/prof`
   const nodeFlags = process.env.BENCH_SERVER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
   const child: ChildProcess = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...script], {
-    cwd: root,
+    cwd: checkout,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
       API_HOST: '127.0.0.1',
       API_PORT: String(port),
+      METRICS_PORT: String(metricsPort),
       LOG_LEVEL: 'warn',
       RATE_LIMIT_ENABLED: 'false',
       NODE_ENV: 'production',

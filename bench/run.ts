@@ -21,7 +21,6 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import * as prettier from 'prettier';
 import { startPostgres } from '../test/support/postgres.js';
 import {
   BALANCES_QUIET,
@@ -33,19 +32,29 @@ import {
   startServer,
   type HttpResult,
 } from './http.js';
-import { benchChain, ingestInto, postmasterPid, type IngestResult } from './ingest.js';
+import {
+  BENCH_CHAINS,
+  BENCH_SEED,
+  benchChain,
+  DURABILITY,
+  ingestInto,
+  postmasterPid,
+  SERVER_SETTINGS,
+  type IngestResult,
+} from './ingest.js';
+import { format, writeFormatted } from './markdown.js';
 import { latencySvg } from './plot.js';
 
 const { values } = parseArgs({
   options: {
-    'large-blocks': { type: 'string', default: '5000' },
-    'small-blocks': { type: 'string', default: '50' },
-    'tiny-blocks': { type: 'string', default: '14' },
-    'tiny-accounts': { type: 'string', default: '10' },
-    'tiny-txs-per-block': { type: 'string', default: '14' },
-    'txs-per-block': { type: 'string', default: '200' },
-    accounts: { type: 'string', default: '10000' },
-    seed: { type: 'string', default: 'bench' },
+    'large-blocks': { type: 'string', default: String(BENCH_CHAINS.large.blocks) },
+    'small-blocks': { type: 'string', default: String(BENCH_CHAINS.small.blocks) },
+    'tiny-blocks': { type: 'string', default: String(BENCH_CHAINS.tiny.blocks) },
+    'tiny-accounts': { type: 'string', default: String(BENCH_CHAINS.tiny.accounts) },
+    'tiny-txs-per-block': { type: 'string', default: String(BENCH_CHAINS.tiny.txsPerBlock) },
+    'txs-per-block': { type: 'string', default: String(BENCH_CHAINS.small.txsPerBlock) },
+    accounts: { type: 'string', default: String(BENCH_CHAINS.small.accounts) },
+    seed: { type: 'string', default: BENCH_SEED },
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
@@ -76,24 +85,6 @@ const ORIGINAL_API: { what: string; tiny: number; mid: number }[] = [
   { what: 'mempool stats', tiny: 1327, mid: 1069 },
   { what: 'block by burn block height', tiny: 1171, mid: 330 },
 ];
-
-/**
- * PostgreSQL durability during the run. `full` is PostgreSQL's default (fsync, full page writes, and a
- * commit waits for its WAL flush): what production runs, each ingest message paying one WAL flush. `off`
- * turns all three off (a disposable database, as the unit tests use).
- */
-const DURABILITY: Record<string, { fsync: boolean; settings: string[] }> = {
-  full: { fsync: true, settings: ['synchronous_commit=on', 'full_page_writes=on'] },
-  off: { fsync: false, settings: ['synchronous_commit=off', 'full_page_writes=off'] },
-};
-
-/**
- * Server memory and checkpoint spacing as a write-heavy production server of this size would have them
- * (the test clusters' 256 MB of shared buffers is a tenth of what the 1M-tx chain's indexes need: past
- * ~300k txs each block's random index inserts evicted dirty pages, and with fsync on an eviction may wait
- * for a WAL flush). Everything else is PostgreSQL's default.
- */
-const SERVER_SETTINGS = ['shared_buffers=2GB', 'max_wal_size=8GB', 'checkpoint_timeout=15min'];
 
 const load = () => loadavg().map((l) => Math.round(l * 100) / 100);
 const git = (...args: string[]) => {
@@ -402,16 +393,6 @@ function renderMarkdown(report: {
 
 const BEGIN = '<!-- bench:run:begin (written by npm run bench) -->';
 const END = '<!-- bench:run:end -->';
-
-/** The text as the repository's Prettier settings format it (the results are committed, and checked). */
-async function format(file: string, text: string): Promise<string> {
-  const config = (await prettier.resolveConfig(file)) ?? {};
-  return prettier.format(text, { ...config, filepath: file });
-}
-
-async function writeFormatted(file: string, text: string) {
-  writeFileSync(file, await format(file, text));
-}
 
 /** Replaces the marked section of bench/RESULTS.md (or appends one) with this run's tables. */
 async function recordInResultsFile(markdown: string) {

@@ -69,6 +69,8 @@ export const blockColumns = {
   execution_cost_write_count: int8,
   execution_cost_write_length: int8,
   canonical: bool,
+  /** content hash of the observer message that brought the block (its raw-log row), null before migration 019 */
+  message_hash: nullable(text),
 } as const;
 
 /** The decoded transaction columns `txs` and `mempool_txs` share. */

@@ -105,14 +105,18 @@ export interface StoredBlock {
   parent_index_block_hash: string;
   burn_block_height: number;
   canonical: boolean;
+  message_hash: string | null;
 }
+
+const storedBlockColumns = (sql: TransactionSql) =>
+  sql`index_block_hash, block_hash, block_height, parent_index_block_hash, burn_block_height, canonical, message_hash`;
 
 export async function getBlock(
   sql: TransactionSql,
   indexBlockHash: string,
 ): Promise<StoredBlock | undefined> {
   const [block] = await sql<StoredBlock[]>`
-    SELECT index_block_hash, block_hash, block_height, parent_index_block_hash, burn_block_height, canonical
+    SELECT ${storedBlockColumns(sql)}
     FROM blocks WHERE index_block_hash = ${indexBlockHash}`;
   return block;
 }
@@ -120,7 +124,7 @@ export async function getBlock(
 /** Canonical blocks above a height, highest first. */
 export async function canonicalBlocksAbove(sql: TransactionSql, height: number): Promise<StoredBlock[]> {
   return sql<StoredBlock[]>`
-    SELECT index_block_hash, block_hash, block_height, parent_index_block_hash, burn_block_height, canonical
+    SELECT ${storedBlockColumns(sql)}
     FROM blocks WHERE canonical AND block_height > ${height}
     ORDER BY block_height DESC`;
 }
