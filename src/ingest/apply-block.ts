@@ -23,6 +23,7 @@ import {
   collectMempoolGarbage,
   minedTxKeys,
   pruneMinedTxs,
+  resolveSameNonce,
   type MinedTxKey,
   restoreToMempool,
 } from '../store/write/mempool.js';
@@ -284,7 +285,9 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     insertMinerRewards(sql, rewardRows),
   ];
   if (!canonical) {
-    await sendAll(inserts);
+    // the original settles the same-nonce pairs of every block's txs, canonical or not (a pair's winner
+    // is then the canonical chain's tx, else the best fee)
+    await sendAll([...inserts, resolveSameNonce(sql, rows.txs)]);
     return true;
   }
 
