@@ -34,8 +34,9 @@ export class InvalidMessageError extends Error {
 }
 
 /**
- * A well-formed message that does not fit the index (a block whose parent was never received): answered 409,
- * nothing written. The node keeps re-sending it; it goes in once the missing messages have been replayed.
+ * A well-formed message that conflicts with what the index holds: answered 409, nothing written. A block
+ * whose parent was never received goes in once the missing messages have been replayed (the node keeps
+ * re-sending it); a block already indexed with other content never does (the stored one is kept).
  */
 export class MessageConflictError extends InvalidMessageError {
   override readonly statusCode: number = 409;

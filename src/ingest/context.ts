@@ -22,4 +22,6 @@ export interface ApplyContext {
   logger: Logger;
   /** the block's rows, when decoded ahead */
   decoded?: DecodedBlock;
+  /** the message's content hash: its raw-log row (a block keeps it, to compare a later copy with) */
+  contentHash: string;
 }

@@ -27,13 +27,19 @@ import {
 
 export { InvalidMessageError };
 
+/** Thrown to roll a message's transaction back, its raw-log row included: the message changed nothing. */
+class NothingToCommit extends Error {}
+
 /** The message was not applied: an unknown path, malformed JSON, or a payload missing required fields. */
 class UnknownPathError extends InvalidMessageError {}
 
 export type ApplyOutcome =
   /** applied (it may still have changed nothing, e.g. microblocks off the tip; it is logged) */
   | 'applied'
-  /** an identical message was applied before (or skipped before and still does not fit): nothing done */
+  /**
+   * an identical message was applied before (or skipped before and still does not fit), or a block already
+   * indexed came again in another serialization: nothing done, not even logged
+   */
   | 'duplicate'
   /**
    * the message did not fit the index and changed nothing (microblocks not built on the chain tip): kept in
@@ -52,11 +58,15 @@ export interface IngestorOptions {
   onMessage?: (path: string, outcome: ApplyOutcome | 'invalid' | 'failed', seconds: number) => void;
 }
 
-/** A handler returns `'skipped'` when the message changed nothing because it does not fit the index. */
+/**
+ * A handler returns `'skipped'` when the message changed nothing because it does not fit the index, and
+ * `'duplicate'` when it says what the index already holds (its transaction is then rolled back).
+ */
 type Handler = (sql: TransactionSql, payload: never, ctx: ApplyContext) => Promise<unknown>;
 
 const handlers: Record<ObserverPath, Handler> = {
-  '/new_block': (sql, msg: NewBlock, ctx) => applyNewBlock(sql, msg, ctx),
+  '/new_block': async (sql, msg: NewBlock, ctx) =>
+    (await applyNewBlock(sql, msg, ctx)) ? 'applied' : 'duplicate',
   '/new_microblocks': async (sql, msg: NewMicroblocks, ctx) =>
     (await applyNewMicroblocks(sql, msg, ctx)) ? 'applied' : 'skipped',
   '/new_mempool_tx': (sql, msg: NewMempoolTx, ctx) => applyNewMempoolTxs(sql, msg, ctx),
@@ -185,6 +195,7 @@ export class Ingestor {
       isMainnet: this.options.isMainnet,
       logger: this.options.logger,
       decoded: message.decoded,
+      contentHash: message.contentHash,
     };
     const started = performance.now();
     const outcome = await this.applyInTransaction(message, ctx);
@@ -210,7 +221,9 @@ export class Ingestor {
    * One message in one transaction. The message is logged first; a message already logged (and not
    * skipped) is a re-delivery. A message that does not fit the index (the handler says `skipped`) stays in
    * the log marked `skipped`, so it does not count as delivered: the same message coming again once it fits
-   * is applied (migration 008: the unique index on content_hash covers only the rows not skipped).
+   * is applied (migration 008: the unique index on content_hash covers only the rows not skipped). A
+   * message the handler finds already applied in other words (a block re-serialized) leaves no trace: the
+   * log keeps one message per block, so a replay or an export holds each block once.
    */
   private async applyInTransaction(message: PreparedMessage, ctx: ApplyContext): Promise<ApplyOutcome> {
     const { path, payload, contentHash } = message;
@@ -218,13 +231,16 @@ export class Ingestor {
       return await this.store.transaction(async (sql) => {
         const logged = await beginLoggedMessage(sql, this.store.engine, message);
         if (!logged) return 'duplicate' as const;
-        const skipped = (await handlers[path](sql, payload as never, ctx)) === 'skipped';
+        const result = await handlers[path](sql, payload as never, ctx);
+        if (result === 'duplicate') throw new NothingToCommit();
+        const skipped = result === 'skipped';
         if (skipped && (await markMessageSkipped(sql, contentHash)) === 'duplicate')
           return 'duplicate' as const;
         await this.options.beforeCommit?.(path);
         return skipped ? ('skipped' as const) : ('applied' as const);
       });
     } catch (err) {
+      if (err instanceof NothingToCommit) return 'duplicate';
       throw asInvalidMessage(err, path) ?? err;
     }
   }

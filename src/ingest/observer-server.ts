@@ -4,14 +4,16 @@ import { InvalidMessageError, type Ingestor } from './ingestor.js';
 import { observerPaths } from '../protocol/payloads.js';
 
 export interface ObserverServerOptions {
-  ingestor: Ingestor;
+  /** the Ingestor, or the thread running one (ingest-thread.ts) */
+  ingestor: Pick<Ingestor, 'apply'>;
   logger: Logger;
   bodyLimitBytes: number;
 }
 
 /**
  * The event-observer door: the stacks-node POSTs chain events here. It answers 200 only once a message is
- * committed; a malformed message gets 400 (a block whose parent is missing 409) and writes nothing; any
+ * committed; a malformed message gets 400 (a block whose parent is missing, or a known block with other
+ * content, 409) and writes nothing; any
  * other failure (the database is down...) gets 500 so the node retries the same message. It serves nothing else (no read API, no API keys).
  */
 export function buildObserverServer(options: ObserverServerOptions): FastifyInstance {

@@ -206,6 +206,11 @@ for (const engine of testEngines(import.meta.url)) {
           ],
           ['an event_index twice', (p) => (p.events[2].event_index = 0), /event_index 0 appears twice/],
           [
+            'one (txid, event_index) twice',
+            (p) => p.events.push({ ...p.events[0] }),
+            /event_index 0 appears twice/,
+          ],
+          [
             'an event of a tx not in the block',
             (p) => (p.events[1].txid = '0x' + 'ab'.repeat(32)),
             /event 1 belongs to transaction 0xabab[0-9a-f]{60}, which is not in the message/,
@@ -314,6 +319,89 @@ for (const engine of testEngines(import.meta.url)) {
         const [staged] = await ctx.store.sql<{ n: number }[]>`
           SELECT count(*)::int AS n FROM txs WHERE index_block_hash = '' AND microblock_canonical`;
         assert.equal(staged.n, 3);
+      } finally {
+        await ctx.app.close();
+        await ctx.store.close();
+      }
+    });
+
+    test('a known block re-serialized is a duplicate that changes nothing; with other content: 409 (item 8)', async () => {
+      const ctx = await openObserver(engine);
+      try {
+        const t = new Transfers();
+        assert.equal((await post(ctx.app, '/new_block', (await t.block()).message.body)).statusCode, 200);
+        const next = (await t.block(3)).message;
+        assert.equal((await post(ctx.app, '/new_block', next.body)).json().outcome, 'applied');
+        const applied = await databaseDigest(ctx.store.sql, INDEX_TABLES);
+
+        // The same block, its keys in reverse order, its txs and events listed backwards, pretty-printed.
+        const reversedKeys = (v: unknown): unknown =>
+          Array.isArray(v)
+            ? v.map(reversedKeys)
+            : v !== null && typeof v === 'object'
+              ? Object.fromEntries(
+                  Object.entries(v)
+                    .reverse()
+                    .map(([k, x]) => [k, reversedKeys(x)]),
+                )
+              : v;
+        const payload = structuredClone(next.payload) as Payload;
+        payload.transactions.reverse();
+        payload.events.reverse();
+        const reserialized = JSON.stringify(reversedKeys(payload), null, 2);
+        assert.notEqual(reserialized, next.body);
+        for (let i = 0; i < 2; i++) {
+          const res = await post(ctx.app, '/new_block', reserialized);
+          assert.equal(res.statusCode, 200, res.body);
+          assert.equal(res.json().outcome, 'duplicate');
+          // Nothing written, not even a raw-log row: the log holds the block once.
+          assert.deepEqual(await databaseDigest(ctx.store.sql, INDEX_TABLES), applied);
+        }
+
+        // The same index_block_hash with other content: a tx's result, or one event less. Refused; the stored
+        // block stays.
+        const conflict =
+          /^block 2 \(0x[0-9a-f]{64}\) is already indexed with other content \(from the message with content hash [0-9a-f]{64}\); the stored block is kept$/;
+        for (const edit of [
+          (p: Payload) => (p.transactions[1].raw_result = '0x0704'), // (ok false), not (ok true)
+          (p: Payload) => p.events.pop(),
+          (p: Payload) => (p.burn_block_time = Number(p.burn_block_time) + 1),
+        ]) {
+          const res = await post(ctx.app, '/new_block', edited(next, edit, { keepHash: true }));
+          assert.equal(res.statusCode, 409, res.body);
+          assert.deepEqual(Object.keys(res.json()).sort(), ['error', 'message', 'statusCode']);
+          assert.equal(res.json().error, 'Conflict');
+          assert.match(res.json().message, conflict);
+          assert.deepEqual(await databaseDigest(ctx.store.sql, INDEX_TABLES), applied);
+        }
+      } finally {
+        await ctx.app.close();
+        await ctx.store.close();
+      }
+    });
+
+    test('the schema refuses two txs of one block with one tx_index (migration 019)', async () => {
+      const ctx = await openObserver(engine);
+      try {
+        const t = new Transfers();
+        assert.equal((await post(ctx.app, '/new_block', (await t.block()).message.body)).statusCode, 200);
+        // (block 2: at height 1 genesis rows adopted into block 1 share its tx indexes, see the migration)
+        const block = (await t.block(2)).message;
+        assert.equal((await post(ctx.app, '/new_block', block.body)).statusCode, 200);
+        const other = '0x' + 'fe'.repeat(32);
+        const error = await ctx.store.sql
+          .begin(async (sql) => {
+            await sql`CREATE TEMP TABLE copy ON COMMIT DROP AS
+              SELECT * FROM txs WHERE index_block_hash = ${block.payload.index_block_hash as string} AND tx_index = 0`;
+            await sql`UPDATE copy SET tx_id = ${other}`;
+            await sql`INSERT INTO txs SELECT * FROM copy`;
+          })
+          .then(
+            () => undefined,
+            (err: { code?: string; constraint_name?: string }) => err,
+          );
+        assert.equal(error?.code, '23505');
+        assert.equal(error?.constraint_name, 'txs_block_tx_index_idx');
       } finally {
         await ctx.app.close();
         await ctx.store.close();

@@ -13,8 +13,7 @@ import {
 } from '../../store/read/account-txs.js';
 import { getAccountBalances } from '../../store/read/balances.js';
 import { cachedChainState } from '../../store/read/chain-state.js';
-import type { Store } from '../../store/store.js';
-import { etag } from '../plugins/etag.js';
+import { chainEtag } from '../cache/etag.js';
 import {
   AddressBalances,
   TransactionWithTransfers,
@@ -22,17 +21,24 @@ import {
 } from '../schemas/addresses.js';
 import { errorResponses } from '../schemas/common.js';
 import {
+  AccountTxIdParam,
   AccountTxsHeightQuery,
   LimitQuery,
   MAX_INT,
   OffsetQuery,
   PrincipalParam,
-  TxIdParam,
   UnanchoredQuery,
   UntilBlockQuery,
 } from '../schemas/params.js';
-import { balancesJson, txWithTransfersJson, txsWithTransfersPageJson } from '../serializers/addresses.js';
-import { minedTxJsonCache, type MinedTxJson } from '../serializers/mined-tx-cache.js';
+import {
+  balancesJson,
+  renderedTx,
+  txWithTransfersJson,
+  txsWithTransfersPageJson,
+  type RenderedTx,
+  type SerializeWith,
+} from '../render/addresses.js';
+import { minedTxJsonCache } from '../cache/rendered-txs.js';
 import type { RouteOptions } from './index.js';
 
 // GET /extended/v1/address/{principal}/balances, /transactions_with_transfers and /{tx_id}/with_transfers
@@ -62,16 +68,6 @@ function scopeRequest(query: { unanchored: boolean; until_block?: string }): Sco
 /** A tx id as its schema lets it through (`0x` optional, any case) → the stored form, 0x and lowercase. */
 function storedTxId(value: string): string {
   return `0x${value.replace(/^0x/, '').toLowerCase()}`;
-}
-
-/** Answers change with the chain tip and the unconfirmed microblock stream; balances with the mempool too. */
-function chainEtag(store: Store, options: { withMempool: boolean }) {
-  return etag(async () => {
-    const state = await cachedChainState(store);
-    if (!state.index_block_hash) return null;
-    const mempool = options.withMempool ? `:${state.mempool_version}` : '';
-    return `${state.index_block_hash}:${state.microblock_hash || '0x'}${mempool}`;
-  });
 }
 
 export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
@@ -144,25 +140,32 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
               offset,
             },
           );
-      // txs rendered by earlier requests are not read again (see mined-tx-cache.ts)
+      // txs rendered by earlier requests are not read again (see cache/rendered-txs.ts)
       const cache = minedTxJsonCache(store);
-      const kept = new Map<AccountTxKey, MinedTxJson>();
+      const kept = new Map<AccountTxKey, RenderedTx>();
       const parts = await readAccountTxParts(store.sql, principal, page.keys, (key) => {
         const json = cache.get(key);
         if (json) kept.set(key, json);
         return json !== undefined;
       });
+      const serialize: SerializeWith = (schema, value) =>
+        reply.serializeInput(value as Record<string, unknown>, schema as unknown as Record<string, unknown>);
       const json = txsWithTransfersPageJson(
         { limit, offset, total: page.total },
         parts,
         principal,
-        kept,
-        cache,
-        (schema, value) =>
-          reply.serializeInput(
-            value as Record<string, unknown>,
-            schema as unknown as Record<string, unknown>,
-          ),
+        (part) => {
+          // a kept rendering when the row was not read, else rendered from its row and kept for next pages
+          if (!part.tx) {
+            const rendered = kept.get(part.key);
+            if (!rendered) throw new Error(`tx ${part.key.tx_id} neither read nor kept`);
+            return rendered;
+          }
+          const rendered = renderedTx(part.tx, serialize);
+          cache.set(part.tx, rendered);
+          return rendered;
+        },
+        serialize,
       );
       // already serialized (as the response schema's serializer would have)
       return (reply as FastifyReply).type('application/json; charset=utf-8').send(json);
@@ -180,7 +183,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
           'One transaction of an address or contract with the STX, FT and NFT transfers it takes part in. Deprecated in favour of the address transaction events.',
         tags: ['Accounts'],
         deprecated: true,
-        params: Type.Object({ principal: PrincipalParam, tx_id: TxIdParam }),
+        params: Type.Object({ principal: PrincipalParam, tx_id: AccountTxIdParam }),
         response: { 200: TransactionWithTransfers, ...errorResponses },
       },
       preHandler: chainEtag(store, { withMempool: false }),

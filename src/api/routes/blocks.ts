@@ -1,84 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { NotFoundError } from '../../errors.js';
-import {
-  findBlockByBurnHeight,
-  findCanonicalBlock,
-  type BlockLocator,
-  type BlockRecord,
-  type BlockWithTxs,
-} from '../../store/read/blocks.js';
+import { findBlockByBurnHeight, findCanonicalBlock, type BlockLocator } from '../../store/read/blocks.js';
 import { cachedChainState, chainTipSeen } from '../../store/read/chain-state.js';
-import { etag } from '../plugins/etag.js';
+import { blockTag, etag, tipEtag } from '../cache/etag.js';
+import { blockV1, blockV2 } from '../render/blocks.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
-import { errorResponses, isoTime } from '../schemas/common.js';
+import { errorResponses } from '../schemas/common.js';
 import { BurnBlockHeightParam, HeightOrHashParam, MAX_INT, checkHeightOrHash } from '../schemas/params.js';
 import type { RouteOptions } from './index.js';
-
-/** Upstream: a tenure height is stored for Nakamoto blocks; older blocks count as their own tenure. */
-function tenureHeight(block: BlockRecord): number {
-  if (block.tenure_height !== null) return block.tenure_height;
-  return block.signer_bitvec !== null ? -1 : block.block_height;
-}
-
-function blockV2(block: BlockRecord): BlockV2 {
-  return {
-    canonical: block.canonical,
-    height: block.block_height,
-    hash: block.block_hash,
-    block_time: block.block_time,
-    block_time_iso: isoTime(block.block_time),
-    tenure_height: tenureHeight(block),
-    index_block_hash: block.index_block_hash,
-    parent_block_hash: block.parent_block_hash,
-    parent_index_block_hash: block.parent_index_block_hash,
-    burn_block_time: block.burn_block_time,
-    burn_block_time_iso: isoTime(block.burn_block_time),
-    burn_block_hash: block.burn_block_hash,
-    burn_block_height: block.burn_block_height,
-    miner_txid: block.miner_txid,
-    tx_count: block.tx_count,
-    execution_cost_read_count: block.execution_cost_read_count,
-    execution_cost_read_length: block.execution_cost_read_length,
-    execution_cost_runtime: block.execution_cost_runtime,
-    execution_cost_write_count: block.execution_cost_write_count,
-    execution_cost_write_length: block.execution_cost_write_length,
-  };
-}
-
-const ZERO_HASH = '0x' + '0'.repeat(64);
-
-/** The v1 block (contract 2.8). Built as one literal: object rest/spread made it ~500x slower in V8. */
-function blockV1(block: BlockWithTxs): BlockV1 {
-  const parentMicroblockIsNone = block.parent_microblock_hash === ZERO_HASH;
-  const blockTime = block.block_time > 0 ? block.block_time : block.burn_block_time;
-  return {
-    canonical: block.canonical,
-    height: block.block_height,
-    hash: block.block_hash,
-    block_time: blockTime,
-    block_time_iso: isoTime(blockTime),
-    tenure_height: tenureHeight(block),
-    index_block_hash: block.index_block_hash,
-    parent_block_hash: block.parent_block_hash,
-    burn_block_time: block.burn_block_time,
-    burn_block_time_iso: isoTime(block.burn_block_time),
-    burn_block_hash: block.burn_block_hash,
-    burn_block_height: block.burn_block_height,
-    miner_txid: block.miner_txid,
-    execution_cost_read_count: block.execution_cost_read_count,
-    execution_cost_read_length: block.execution_cost_read_length,
-    execution_cost_runtime: block.execution_cost_runtime,
-    execution_cost_write_count: block.execution_cost_write_count,
-    execution_cost_write_length: block.execution_cost_write_length,
-    txs: block.txs,
-    parent_microblock_hash: parentMicroblockIsNone ? '' : block.parent_microblock_hash || '0x',
-    parent_microblock_sequence: parentMicroblockIsNone ? -1 : block.parent_microblock_sequence,
-    microblocks_accepted: block.microblocks_accepted,
-    microblocks_streamed: block.microblocks_streamed,
-    microblock_tx_count: block.microblock_tx_count,
-  };
-}
 
 /** A valid `height_or_hash` → the block to read; null for a height the index cannot hold. */
 function parseLocator(value: string | number): BlockLocator | null {
@@ -86,9 +16,6 @@ function parseLocator(value: string | number): BlockLocator | null {
   if (typeof value === 'number') return value > MAX_INT ? null : { height: value };
   return { hash: value.toLowerCase() };
 }
-
-/** The ETag of a block named by height or `latest`: valid while the tip stays. */
-const blockTag = (tip: string, heightOrLatest: number | 'latest') => `${tip}:${String(heightOrLatest)}`;
 
 export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
   app.get(
@@ -140,10 +67,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         params: Type.Object({ burn_block_height: BurnBlockHeightParam }),
         response: { 200: BlockV1, ...errorResponses },
       },
-      preHandler: etag(async () => {
-        const state = await cachedChainState(store);
-        return state.block_height > 0 ? state.microblock_hash || state.index_block_hash : null;
-      }),
+      preHandler: tipEtag(store),
     },
     async (request) => {
       const height = request.params.burn_block_height;

@@ -1,13 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { cachedChainState } from '../../store/read/chain-state.js';
 import { findContractDeployments } from '../../store/read/contracts.js';
-import { etag } from '../plugins/etag.js';
+import { tipEtag } from '../cache/etag.js';
 import { errorResponses } from '../schemas/common.js';
-import {
-  ContractStatusQuery,
-  ContractStatusResponse,
-  type ContractStatusEntry,
-} from '../schemas/contracts.js';
+import { contractStatuses } from '../render/contracts.js';
+import { ContractStatusQuery, ContractStatusResponse } from '../schemas/contracts.js';
 import { MAX_CONTRACT_IDS } from '../schemas/params.js';
 import type { RouteOptions } from './index.js';
 
@@ -28,32 +24,11 @@ export const contractRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         querystring: ContractStatusQuery,
         response: { 200: ContractStatusResponse, ...errorResponses },
       },
-      preHandler: etag(async () => {
-        const state = await cachedChainState(store);
-        return state.block_height > 0 ? state.microblock_hash || state.index_block_hash : null;
-      }),
+      preHandler: tipEtag(store),
     },
     async (request) => {
       const ids = requestedIds(request.query);
-      const deployments = await findContractDeployments(store.sql, ids);
-      const body: Record<string, ContractStatusEntry> = {};
-      for (const id of ids) {
-        const d = deployments.get(id);
-        if (!d) {
-          body[id] = { found: false };
-          continue;
-        }
-        body[id] = {
-          found: true,
-          result: {
-            status: d.status,
-            tx_id: d.tx_id,
-            contract_id: d.contract_id,
-            ...(d.block_height !== null ? { block_height: d.block_height } : {}),
-          },
-        };
-      }
-      return body;
+      return contractStatuses(ids, await findContractDeployments(store.sql, ids));
     },
   );
 };

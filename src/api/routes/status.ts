@@ -6,10 +6,10 @@ import {
   getDatabaseRole,
   getIngestStatus,
   ingestLagBlocks,
-  type IngestStatus,
 } from '../../store/read/status.js';
 import type { Store } from '../../store/store.js';
 import { errorResponses } from '../schemas/common.js';
+import { serverStatus } from '../render/status.js';
 import { Health, Readiness, ServerStatus } from '../schemas/status.js';
 
 export interface StatusRouteOptions {
@@ -38,19 +38,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function chainTip(status: IngestStatus): ServerStatus['chain_tip'] {
-  if (status.block_height === 0 && status.index_block_hash === '') return null;
-  return {
-    block_height: status.block_height,
-    block_hash: status.block_hash,
-    index_block_hash: status.index_block_hash,
-    ...(status.microblock_hash
-      ? { microblock_hash: status.microblock_hash, microblock_sequence: status.microblock_sequence }
-      : {}),
-    burn_block_height: status.burn_block_height,
-  };
-}
-
 /**
  * Service routes: `GET /extended` (version, status, chain tip), `GET /health` (the process answers: for
  * liveness probes, touches nothing) and `GET /ready` (the database answers and is migrated: for load
@@ -74,11 +61,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
     async () => {
       const status = await getIngestStatus(store.sql);
       if (status.index_block_hash) chainTipSeen(store, status.index_block_hash);
-      return {
-        server_version: `stacks-read-api ${apiVersion}`,
-        status: 'ready',
-        chain_tip: chainTip(status),
-      };
+      return serverStatus(apiVersion, status);
     },
   );
 

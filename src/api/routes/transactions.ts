@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import Type, { type TSchema } from 'typebox';
@@ -14,7 +13,7 @@ import {
   type MempoolTxRecord,
   type MinedTxRecord,
 } from '../../store/read/txs.js';
-import { clientHasVersion, sendNotModified } from '../plugins/etag.js';
+import { clientHasVersion, digestTag, sendNotModified } from '../cache/etag.js';
 import { errorResponses } from '../schemas/common.js';
 import {
   EVENT_LIMIT_DEFAULT,
@@ -25,8 +24,8 @@ import {
   splitTxIds,
 } from '../schemas/params.js';
 import { MempoolTransaction, Transaction, TxNotFound } from '../schemas/transactions.js';
-import { txByIdJsonCache } from '../serializers/mined-tx-cache.js';
-import { mempoolTransaction, minedTransaction, type RenderOptions } from '../serializers/transactions.js';
+import { txByIdJsonCache } from '../cache/rendered-txs.js';
+import { mempoolTransaction, minedTransaction, type RenderOptions } from '../render/txs.js';
 import type { RouteOptions } from './index.js';
 
 interface TxQueryValues {
@@ -44,7 +43,7 @@ function renderOptions(query: TxQueryValues): RenderOptions {
   return { excludeFunctionArgs: query.exclude_function_args };
 }
 
-/** The query whose renderings are kept (see mined-tx-cache.ts): the first page of 20 events, args included. */
+/** The query whose renderings are kept (see cache/rendered-txs.ts): the first page of 20 events, args included. */
 function isDefaultQuery(query: TxQueryValues): boolean {
   return (
     query.event_offset === 0 &&
@@ -63,10 +62,6 @@ function txVersion(
   return tx.kind === 'mined'
     ? `${r.tx_id}:${tx.row.index_block_hash}:${tx.row.microblock_hash}:${r.status}`
     : `${r.tx_id}:mempool:${r.status}:${tx.row.receipt_time}:${tx.row.replaced_by_tx_id ?? ''}`;
-}
-
-function digest(parts: string[]): string {
-  return hash('sha256', parts.join('\n'), 'hex');
 }
 
 /**
@@ -176,7 +171,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         versions.push(`${id}:none`);
         entries.push(`${JSON.stringify(id)}:{"found":false,"result":{"tx_id":${JSON.stringify(id)}}}`);
       }
-      if (clientHasVersion(request, reply, digest(versions))) return sendNotModified(reply);
+      if (clientHasVersion(request, reply, digestTag(versions))) return sendNotModified(reply);
       return sendJson(reply, `{${entries.join(',')}}`);
     },
   );
@@ -221,7 +216,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           now.index_block_hash === kept.index_block_hash &&
           now.microblock_hash === kept.microblock_hash
         ) {
-          const tag = digest([txVersion({ kind: 'mined', row: { tx_id: id, ...now } })]);
+          const tag = digestTag([txVersion({ kind: 'mined', row: { tx_id: id, ...now } })]);
           if (clientHasVersion(request, reply, tag)) return sendNotModified(reply);
           return sendJson(reply, kept.json);
         }
@@ -229,7 +224,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       // The common case, a mined tx, is one query; the tag comes from the row read.
       const mined = await findMinedTx(store.sql, id, { unanchored: query.unanchored }, eventPage(query));
       if (mined) {
-        if (clientHasVersion(request, reply, digest([txVersion({ kind: 'mined', row: mined })]))) {
+        if (clientHasVersion(request, reply, digestTag([txVersion({ kind: 'mined', row: mined })]))) {
           return sendNotModified(reply);
         }
         const json = serialize(reply, Transaction, minedTransaction(mined, options));
@@ -238,7 +233,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       }
       const pending = await findMempoolTx(store.sql, id, { unanchored: query.unanchored });
       if (pending) {
-        if (clientHasVersion(request, reply, digest([txVersion({ kind: 'mempool', row: pending })]))) {
+        if (clientHasVersion(request, reply, digestTag([txVersion({ kind: 'mempool', row: pending })]))) {
           return sendNotModified(reply);
         }
         return sendJson(reply, serialize(reply, MempoolTransaction, mempoolTransaction(pending, options)));

@@ -117,11 +117,16 @@ export function registerParamChecks<T extends AjvInstance>(ajv: T): T {
 
 // ---- the parameters ----
 
-export const TxIdParam = Type.String({
-  pattern: HASH_PATTERN,
-  description: 'A transaction id: 64 hex digits, 0x optional',
-  examples: [DEMO.txId],
-});
+const txIdParam = (description: string, example: string) =>
+  Type.String({ pattern: HASH_PATTERN, description, examples: [example] });
+
+export const TxIdParam = txIdParam('A transaction id: 64 hex digits, 0x optional', DEMO.txId);
+
+/** A tx of the principal in the same path. */
+export const AccountTxIdParam = txIdParam(
+  'A transaction id (64 hex digits, 0x optional) of a transaction the principal takes part in',
+  DEMO.busyTxId,
+);
 
 /**
  * A principal: a Stacks address, or a contract id `<address>.<contract name>`. The anyOf of two prefix
@@ -179,10 +184,12 @@ export const LimitQuery = (max: number, fallback: number, what: string) =>
 export const OffsetQuery = (max: number, what: string) =>
   Type.Integer({ minimum: 0, maximum: max, default: 0, description: what, examples: [0] });
 
+/** Its example is 0 (no filter): a height with `until_block` is a 400, and /doc sends every example. */
 export const AccountTxsHeightQuery = Type.Integer({
   minimum: 0,
-  description: 'Only the transactions of this block height, all of them (no paging); 0 means none',
-  examples: [DEMO.blockHeight],
+  description:
+    'Only the transactions of this block height, all of them (no paging); 0 means none. Not with `until_block`',
+  examples: [0],
 });
 
 // ---- parameters whose check must see the raw text, before Ajv coerces it ----

@@ -23,6 +23,8 @@ export interface BlockRow {
   execution_cost_write_count: number;
   execution_cost_write_length: number;
   canonical: boolean;
+  /** content hash of the observer message that brought the block (its raw-log row), null before migration 019 */
+  message_hash: string | null;
 }
 
 /** The decoded transaction columns shared by `txs` and `mempool_txs`. */

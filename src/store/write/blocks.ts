@@ -35,6 +35,7 @@ const blockColumns: ColumnSpec<BlockRow> = [
   ['execution_cost_write_count', 'int8'],
   ['execution_cost_write_length', 'int8'],
   ['canonical', 'bool'],
+  ['message_hash', 'text'],
 ];
 
 export const decodedTxColumns: ColumnSpec<DecodedTxColumns> = [
@@ -251,14 +252,18 @@ export interface StoredBlock {
   parent_index_block_hash: string;
   burn_block_height: number;
   canonical: boolean;
+  message_hash: string | null;
 }
+
+const storedBlockColumns = (sql: TransactionSql) =>
+  sql`index_block_hash, block_hash, block_height, parent_index_block_hash, burn_block_height, canonical, message_hash`;
 
 export async function getBlock(
   sql: TransactionSql,
   indexBlockHash: string,
 ): Promise<StoredBlock | undefined> {
   const [block] = await sql<StoredBlock[]>`
-    SELECT index_block_hash, block_hash, block_height, parent_index_block_hash, burn_block_height, canonical
+    SELECT ${storedBlockColumns(sql)}
     FROM blocks WHERE index_block_hash = ${indexBlockHash}`;
   return block;
 }
@@ -266,7 +271,7 @@ export async function getBlock(
 /** Canonical blocks above a height, highest first. */
 export async function canonicalBlocksAbove(sql: TransactionSql, height: number): Promise<StoredBlock[]> {
   return sql<StoredBlock[]>`
-    SELECT index_block_hash, block_hash, block_height, parent_index_block_hash, burn_block_height, canonical
+    SELECT ${storedBlockColumns(sql)}
     FROM blocks WHERE canonical AND block_height > ${height}
     ORDER BY block_height DESC`;
 }

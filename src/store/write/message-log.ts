@@ -54,3 +54,13 @@ export async function markMessageSkipped(
   await sql`UPDATE observer_messages SET skipped = true WHERE content_hash = ${contentHash} AND NOT skipped`;
   return 'skipped';
 }
+
+/** The body of the logged message with this content hash (not a skipped one), if the log holds it. */
+export async function loggedMessageBody(
+  sql: TransactionSql,
+  contentHash: string,
+): Promise<string | undefined> {
+  const [row] = await sql<{ payload: string }[]>`
+    SELECT payload FROM observer_messages WHERE content_hash = ${contentHash} AND NOT skipped LIMIT 1`;
+  return row?.payload;
+}

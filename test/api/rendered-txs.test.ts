@@ -1,10 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  MinedTxJsonCache,
-  TxByIdJsonCache,
-  type MinedTxKey,
-} from '../../src/api/serializers/mined-tx-cache.js';
+import { MinedTxJsonCache, TxByIdJsonCache, type MinedTxKey } from '../../src/api/cache/rendered-txs.js';
 
 const key = (n: number, over: Partial<MinedTxKey> = {}): MinedTxKey => ({
   tx_id: `0x${String(n).padStart(64, '0')}`,

@@ -11,7 +11,7 @@ import {
   txStatusName,
   txTypeName,
 } from '../../store/schema/codes.js';
-import { isoTime, isoTimeOrEmpty } from '../schemas/common.js';
+import { isoTime, isoTimeOrEmpty } from './time.js';
 import type { MempoolTransaction, Transaction, TransactionEvent } from '../schemas/transactions.js';
 
 // Store rows → the API's transaction objects (NOTES-upstream A.11).

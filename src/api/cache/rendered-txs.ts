@@ -1,3 +1,4 @@
+import type { RenderedTx } from '../render/addresses.js';
 import type { Store } from '../../store/store.js';
 
 // The rendered JSON of mined transactions, kept across requests for the account listings
@@ -14,11 +15,7 @@ import type { Store } from '../../store/store.js';
 // microblock rows (index_block_hash '') are never kept: they give way to the confirming block's rows.
 
 /** What a listing needs of a kept tx: its JSON text and the fields its transfer totals use. */
-export interface MinedTxJson {
-  json: string;
-  sender_address: string;
-  fee_rate: string;
-}
+export type MinedTxJson = RenderedTx;
 
 /** ~2 KB of JSON per tx: at most ~20 MB. */
 const MAX_ENTRIES = 10_000;

@@ -1,15 +1,10 @@
-import type {
-  AccountTxKey,
-  AccountTxParts,
-  AccountTxRecord,
-  TransferRecord,
-} from '../../store/read/account-txs.js';
+import type { AccountTxParts, AccountTxRecord, TransferRecord } from '../../store/read/account-txs.js';
 import type { AccountBalances } from '../../store/read/balances.js';
 import { EventKind } from '../../store/schema/codes.js';
 import { TransfersOfTx, type AddressBalances, type TransactionWithTransfers } from '../schemas/addresses.js';
 import { Transaction } from '../schemas/transactions.js';
-import type { MinedTxJson, MinedTxJsonCache } from './mined-tx-cache.js';
-import { minedTransaction } from './transactions.js';
+import { minedTransaction } from './txs.js';
+import type { MinedTxRecord } from '../../store/read/txs.js';
 
 // Store records → the balances and transactions-with-transfers objects (NOTES-upstream A.1, A.8, A.9).
 
@@ -132,19 +127,33 @@ export function txWithTransfersJson(record: AccountTxRecord, principal: string):
 /** Compiled serializers of the response schemas (Fastify's, as `reply.serializeInput` gives them). */
 export type SerializeWith = (schema: typeof Transaction | typeof TransfersOfTx, value: object) => string;
 
+/** A tx's rendering as a listing needs it: its JSON text and the fields its transfer totals use. */
+export interface RenderedTx {
+  json: string;
+  sender_address: string;
+  fee_rate: string;
+}
+
+/** A mined tx row → its rendering (the tx object without events, serialized by its schema). */
+export function renderedTx(row: MinedTxRecord, serialize: SerializeWith): RenderedTx {
+  return {
+    json: serialize(Transaction, minedTransaction(row)),
+    sender_address: row.sender_address,
+    fee_rate: row.fee_rate,
+  };
+}
+
 /**
- * The JSON text of a transactions_with_transfers page, as the page schema's serializer writes it: each
- * tx's rendering is the one `kept` (taken from the cache for a key the listing read as visible just now)
- * when its row was not read, else rendered from its row, and then kept in `cache` for the next pages.
- * Sorted as upstream re-sorts a page after selecting it in chain order: by height and tx index, newest
- * first (the principal index row's, those of the tx row).
+ * The JSON text of a transactions_with_transfers page, as the page schema's serializer writes it, each tx
+ * rendered by `txOf` (the caller's: from its row, or a rendering kept from earlier requests). Sorted as
+ * upstream re-sorts a page after selecting it in chain order: by height and tx index, newest first (the
+ * principal index row's, those of the tx row).
  */
 export function txsWithTransfersPageJson(
   page: { limit: number; offset: number; total: number },
   parts: AccountTxParts[],
   principal: string,
-  kept: Map<AccountTxKey, MinedTxJson>,
-  cache: MinedTxJsonCache,
+  txOf: (part: AccountTxParts) => RenderedTx,
   serialize: SerializeWith,
 ): string {
   const sorted = [...parts].sort(
@@ -152,17 +161,7 @@ export function txsWithTransfersPageJson(
   );
   const results: string[] = [];
   for (const part of sorted) {
-    let tx: MinedTxJson | undefined = part.tx ? undefined : kept.get(part.key);
-    if (!tx) {
-      if (!part.tx) throw new Error(`tx ${part.key.tx_id} neither read nor kept`);
-      const row = part.tx;
-      tx = {
-        json: serialize(Transaction, minedTransaction(row)),
-        sender_address: row.sender_address,
-        fee_rate: row.fee_rate,
-      };
-      cache.set(row, tx);
-    }
+    const tx = txOf(part);
     // `tx` is the first member: `{"tx":…,` then the others as their own object writes them
     const rest = serialize(TransfersOfTx, transfersOfTx(tx, part.transfers, principal));
     results.push(`{"tx":${tx.json},${rest.slice(1)}`);

@@ -1,4 +1,9 @@
+import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { cachedChainState } from '../../store/read/chain-state.js';
+import type { Store } from '../../store/store.js';
+
+// ETags: how a tag is compared and answered (304), and what each route's tag is derived from.
 
 const REVALIDATE = 'public, no-cache, must-revalidate';
 
@@ -49,4 +54,34 @@ export function etag(
       return reply;
     }
   };
+}
+
+/**
+ * Answers that change with the chain tip and the unconfirmed microblock stream (and, `withMempool`, with
+ * the mempool): the address routes.
+ */
+export function chainEtag(store: Store, options: { withMempool: boolean }) {
+  return etag(async () => {
+    const state = await cachedChainState(store);
+    if (!state.index_block_hash) return null;
+    const mempool = options.withMempool ? `:${state.mempool_version}` : '';
+    return `${state.index_block_hash}:${state.microblock_hash || '0x'}${mempool}`;
+  });
+}
+
+/** Answers upstream tags with the tip (its microblock, else its index block hash): v1 blocks, contracts. */
+export function tipEtag(store: Store) {
+  return etag(async () => {
+    const state = await cachedChainState(store);
+    return state.block_height > 0 ? state.microblock_hash || state.index_block_hash : null;
+  });
+}
+
+/** The ETag of a block named by height or `latest`: valid while the tip stays. */
+export const blockTag = (tip: string, heightOrLatest: number | 'latest') =>
+  `${tip}:${String(heightOrLatest)}`;
+
+/** The ETag of answers made of several versioned parts (the transactions of a lookup). */
+export function digestTag(parts: string[]): string {
+  return hash('sha256', parts.join('\n'), 'hex');
 }
