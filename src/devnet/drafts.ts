@@ -51,6 +51,8 @@ export interface TxDraft {
    */
   request: SignRequest | null;
   senderAddress: string;
+  /** the sponsor's address, when sponsored */
+  sponsorAddress?: string;
   nonce: number;
   /** fee paid (by the sponsor when sponsored) */
   fee: number;

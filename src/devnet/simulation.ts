@@ -196,6 +196,7 @@ export class Ledger {
         sponsorFee: sponsor >= 0 ? fee : 0,
       },
       senderAddress: account.address,
+      ...(sponsor >= 0 ? { sponsorAddress: this.users[sponsor].address } : {}),
       nonce,
       fee,
       status: options.status ?? 'success',

@@ -23,6 +23,7 @@ import {
   collectMempoolGarbage,
   pruneMinedRows,
   pruneMinedTxs,
+  resolveSameNonce,
   restoreToMempool,
 } from '../store/write/mempool.js';
 import {
@@ -283,7 +284,9 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     insertMinerRewards(sql, rewardRows),
   ];
   if (!canonical) {
-    await sendAll(inserts);
+    // the original settles the same-nonce pairs of every block's txs, canonical or not (a pair's winner
+    // is then the canonical chain's tx, else the best fee)
+    await sendAll([...inserts, resolveSameNonce(sql, rows.txs)]);
     return true;
   }
 
@@ -346,7 +349,9 @@ function afterContributions(
   freshRows: ChainRows | null = null,
 ) {
   return [
-    freshRows ? pruneMinedRows(sql, freshRows.txs) : pruneMinedTxs(sql, [block.index_block_hash]),
+    ...(freshRows
+      ? [pruneMinedRows(sql, freshRows.txs), resolveSameNonce(sql, freshRows.txs)]
+      : [pruneMinedTxs(sql, [block.index_block_hash])]),
     setChainTipBlock(sql, block, [
       msg.pox_v1_unlock_height,
       msg.pox_v2_unlock_height,

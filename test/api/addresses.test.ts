@@ -122,10 +122,12 @@ for (const engine of testEngines(import.meta.url)) {
         // pending: alice pays 500 + 300 fee to bob; the sponsor pays the fee of a tx by dave
         await chain.mempool([
           await transferTx({ from: 'alice', fee: 300, nonce: 4, to: BOB, amount: 500 }),
+          // origin nonce 1: a sponsored tx claims its sponsor's address with its origin's nonce (the
+          // original API's rule, store/write/mempool.ts), and the mined sponsored tx above holds (sponsor, 0)
           await transferTx({
             from: 'dave',
             fee: 50,
-            nonce: 0,
+            nonce: 1,
             to: BOB,
             amount: 10,
             sponsor: { key: 'sponsor', nonce: 1 },

@@ -38,6 +38,9 @@ export const PGLITE_SMOKE: Record<string, Smoke> = {
   'test/store/migrate.test.ts': {
     why: 'the migrations: each in its own transaction, duplicate versions refused, every file runs on PGlite',
   },
+  'test/conformance/generated.test.ts': {
+    why: 'every endpoint family against the original API on a generated chain (forks, microblocks, mempool)',
+  },
   'test/conformance/conformance.test.ts': {
     why: 'every endpoint family against the original API, on a chain with contracts and on one with a reorg',
     only: ['mocknet', 'mainnet-reorg-scenario2'],

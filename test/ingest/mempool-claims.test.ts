@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { getJson, withApi, type TestApi } from '../support/api.js';
+import { addressOf, transferTx, transferWithEvent, type BuiltTx } from '../support/chain.js';
+import { stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+
+// Txs that spend the same nonce, in each order of messages, and what the API answers for each: the
+// original API's rules (store/write/mempool.ts, "Same-nonce txs"). A tx claims the (payer, nonce) pair of
+// its payer (the sponsor if sponsored) and origin nonce; settling a pair looks at its txs pending and
+// dropped; the tx mined on the canonical chain wins over any fee; node drops change pending txs only.
+
+after(stopOwnCluster);
+
+const BOB = addressOf('bob');
+const transfer = (fee: number, nonce = 0, from: 'alice' | 'sponsor' = 'alice') =>
+  transferTx({ from, to: BOB, amount: 1000 + fee, fee, nonce });
+
+async function status(api: TestApi, tx: BuiltTx) {
+  const { status: code, body } = await getJson(api.app, `/extended/v1/tx/${tx.txid}`);
+  assert.equal(code, 200, tx.txid);
+  return {
+    tx_status: body.tx_status as string,
+    ...(body.replaced_by_tx_id ? { replaced_by_tx_id: body.replaced_by_tx_id as string } : {}),
+  };
+}
+
+/** How many token transfers the mempool stats count as pending. */
+async function pendingTransfers(api: TestApi): Promise<number> {
+  const { body } = await getJson(api.app, '/extended/v1/tx/mempool/stats');
+  return body.tx_type_counts.token_transfer as number;
+}
+
+for (const engine of testEngines(import.meta.url)) {
+  describe(`same-nonce mempool txs (${engine})`, () => {
+    test('replaced by fee, then dropped by the node as stale: it stays replaced', async () => {
+      await withApi(engine, async (api) => {
+        await api.chain.block();
+        const [low, high] = await Promise.all([transfer(200), transfer(300)]);
+        await api.chain.mempool([low]);
+        assert.equal(await pendingTransfers(api), 1);
+        await api.chain.mempool([high]);
+        assert.deepEqual(await status(api, low), {
+          tx_status: 'dropped_replace_by_fee',
+          replaced_by_tx_id: high.txid,
+        });
+        assert.deepEqual(await status(api, high), { tx_status: 'pending' });
+        assert.equal(await pendingTransfers(api), 1);
+        await api.chain.drop([low.txid, high.txid], 'StaleGarbageCollect');
+        assert.deepEqual(await status(api, low), {
+          tx_status: 'dropped_replace_by_fee',
+          replaced_by_tx_id: high.txid,
+        });
+        assert.deepEqual(await status(api, high), { tx_status: 'dropped_stale_garbage_collect' });
+        assert.equal(await pendingTransfers(api), 0);
+      });
+    });
+
+    test('dropped as stale, then outbid: replaced by fee; outbidding nothing: the newcomer is replaced', async () => {
+      await withApi(engine, async (api) => {
+        await api.chain.block();
+        const [first, higher, lower] = await Promise.all([transfer(300), transfer(400), transfer(100)]);
+        await api.chain.mempool([first]);
+        await api.chain.drop([first.txid], 'StaleGarbageCollect');
+        assert.deepEqual(await status(api, first), { tx_status: 'dropped_stale_garbage_collect' });
+        // a lower fee than the dropped tx: the pair's best fee is still the dropped one
+        await api.chain.mempool([lower]);
+        assert.deepEqual(await status(api, lower), {
+          tx_status: 'dropped_replace_by_fee',
+          replaced_by_tx_id: first.txid,
+        });
+        assert.deepEqual(await status(api, first), { tx_status: 'dropped_stale_garbage_collect' });
+        assert.equal(await pendingTransfers(api), 0);
+        // a higher fee: it wins, and the dropped ones show it replaced them
+        await api.chain.mempool([higher]);
+        assert.deepEqual(await status(api, higher), { tx_status: 'pending' });
+        for (const tx of [first, lower]) {
+          assert.deepEqual(await status(api, tx), {
+            tx_status: 'dropped_replace_by_fee',
+            replaced_by_tx_id: higher.txid,
+          });
+        }
+        assert.equal(await pendingTransfers(api), 1);
+      });
+    });
+
+    test('a sponsored tx claims its sponsor’s nonce: the sponsor’s own tx outbids it', async () => {
+      await withApi(engine, async (api) => {
+        await api.chain.block();
+        // alice's tx sponsored by `sponsor`; alice's nonce 0 and the sponsor's nonce 0
+        const sponsored = await transferTx({
+          from: 'alice',
+          to: BOB,
+          amount: 5,
+          fee: 300,
+          nonce: 0,
+          sponsor: { key: 'sponsor', nonce: 7 },
+        });
+        await api.chain.mempool([sponsored]);
+        // another tx of alice with nonce 0 but a different payer: its own pair (alice, 0), where the
+        // sponsored tx (sender alice, nonce 0) counts too, with a lower fee
+        const alices = await transfer(200, 0, 'alice');
+        await api.chain.mempool([alices]);
+        assert.deepEqual(await status(api, alices), {
+          tx_status: 'dropped_replace_by_fee',
+          replaced_by_tx_id: sponsored.txid,
+        });
+        assert.deepEqual(await status(api, sponsored), { tx_status: 'pending' });
+        // the sponsor's own tx with nonce 0 and a higher fee: same pair (sponsor, 0)
+        const sponsors = await transfer(500, 0, 'sponsor');
+        await api.chain.mempool([sponsors]);
+        assert.deepEqual(await status(api, sponsored), {
+          tx_status: 'dropped_replace_by_fee',
+          replaced_by_tx_id: sponsors.txid,
+        });
+        assert.deepEqual(await status(api, sponsors), { tx_status: 'pending' });
+        assert.equal(await pendingTransfers(api), 1);
+      });
+    });
+
+    test('mined after a drop: shown mined; the higher-fee rival is replaced by the mined tx', async () => {
+      await withApi(engine, async (api) => {
+        await api.chain.block();
+        const mined = await transferWithEvent({ from: 'alice', to: BOB, amount: 1200, fee: 200, nonce: 0 });
+        const rival = await transfer(900);
+        await api.chain.mempool([mined.tx]);
+        await api.chain.mempool([rival]);
+        assert.deepEqual(await status(api, mined.tx), {
+          tx_status: 'dropped_replace_by_fee',
+          replaced_by_tx_id: rival.txid,
+        });
+        await api.chain.drop([mined.tx.txid], 'TooExpensive');
+        assert.deepEqual(await status(api, mined.tx), {
+          tx_status: 'dropped_replace_by_fee',
+          replaced_by_tx_id: rival.txid,
+        });
+        assert.equal(await pendingTransfers(api), 1);
+        await api.chain.block({ txs: [mined] });
+        assert.deepEqual(await status(api, mined.tx), { tx_status: 'success' });
+        assert.deepEqual(await status(api, rival), {
+          tx_status: 'dropped_replace_by_fee',
+          replaced_by_tx_id: mined.tx.txid,
+        });
+        assert.equal(await pendingTransfers(api), 0);
+        // the node re-announcing the mined tx changes nothing
+        await api.chain.mempool([mined.tx]);
+        assert.deepEqual(await status(api, mined.tx), { tx_status: 'success' });
+        assert.equal(await pendingTransfers(api), 0);
+      });
+    });
+
+    test('a drop reaches pending txs only', async () => {
+      await withApi(engine, async (api) => {
+        await api.chain.block();
+        const tx = await transfer(200);
+        await api.chain.mempool([tx]);
+        await api.chain.drop([tx.txid], 'TooExpensive');
+        await api.chain.drop([tx.txid], 'Problematic');
+        assert.deepEqual(await status(api, tx), { tx_status: 'dropped_too_expensive' });
+        assert.equal(await pendingTransfers(api), 0);
+      });
+    });
+  });
+}
