@@ -271,10 +271,11 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   placeConfirmedMicroblockTxs(rows, msg, canonical ? new Set(accepted) : new Set(), streamed);
   // The rows of a block canonical on arrival are numbered in the principal index as they are inserted;
   // rows adopted from the genesis block join them first, so then the numbering runs afterwards.
-  const ordinalsOnInsert = canonical && !adoptsGenesis;
+  // (`ctx.readBackRows`: the test switch that takes the read-back paths, to prove them equal)
+  const ordinalsOnInsert = canonical && !adoptsGenesis && !ctx.readBackRows;
   // The block is new (not `known` above): so are its rows, unless the payload repeats a tx. Then every row
   // it adds is in `rows`, and what follows from them is computed from `rows` instead of read back.
-  const fresh = distinctTxKeys(rows.txs);
+  const fresh = !ctx.readBackRows && distinctTxKeys(rows.txs);
   const microblockRows = confirmedMicroblockRows(msg, ctx.receivedAt);
   const rewardRows = minerRewardRows(msg, canonical);
   // Statements sent from here on are awaited by `sendAll` before anything else can fail or wait.
@@ -297,8 +298,8 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   const orphanedMicroblocks = unconfirmed
     .map((m) => m.microblock_hash)
     .filter((hash) => !acceptedSet.has(hash) && !orphanedByFork.includes(hash));
-  if (adoptsGenesis || orphanedMicroblocks.length > 0) {
-    // rare paths, run step by step
+  if (adoptsGenesis || orphanedMicroblocks.length > 0 || ctx.readBackRows) {
+    // rare paths, run step by step, from the rows read back
     await sendAll(inserts);
     if (adoptsGenesis) await adoptGenesisRows(sql, parent.index_block_hash, block);
     await confirmMicroblocks(sql, accepted, orphanedMicroblocks, msg, ctx, tip);

@@ -24,4 +24,10 @@ export interface ApplyContext {
   decoded?: DecodedBlock;
   /** the message's content hash: its raw-log row (a block keeps it, to compare a later copy with) */
   contentHash: string;
+  /**
+   * Test switch (test/ingest/block-paths.test.ts): what follows a new block's rows (principal ordinals,
+   * balance contributions, mempool pruning) is computed from the rows read back, as for a reorg, instead of
+   * from the rows in hand. Both must give the same index; the test proves it on generated chains.
+   */
+  readBackRows?: boolean;
 }

@@ -56,6 +56,8 @@ export interface IngestorOptions {
   afterCommit?: (path: ObserverPath) => Promise<void> | void;
   /** Called once per message with how it ended and how long it took (queue wait excluded): metrics. */
   onMessage?: (path: string, outcome: ApplyOutcome | 'invalid' | 'failed', seconds: number) => void;
+  /** Test switch: see `ApplyContext.readBackRows`. */
+  readBackRows?: boolean;
 }
 
 /**
@@ -196,6 +198,7 @@ export class Ingestor {
       logger: this.options.logger,
       decoded: message.decoded,
       contentHash: message.contentHash,
+      readBackRows: this.options.readBackRows,
     };
     const started = performance.now();
     const outcome = await this.applyInTransaction(message, ctx);

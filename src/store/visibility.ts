@@ -1,5 +1,3 @@
-import type { Sql } from './db.js';
-
 // The one place that decides which mined rows a reader sees; every statement that filters on it (reads, and
 // the writes that ask whether a tx is mined) takes its text from here (test/store/visibility-rule.test.ts
 // fails on the rule written anywhere else). A row of `txs`, `events`, `principal_txs`, `smart_contracts` is
@@ -7,9 +5,8 @@ import type { Sql } from './db.js';
 // canonical stream. Unconfirmed microblock rows (index_block_hash = '', stored at height tip+1) are visible
 // only to `unanchored` reads; `until_block` caps the height.
 //
-// Two forms of one text: functions returning SQL text, for statements whose text is built once at start-up
-// and run prepared (store/statement.ts: the hot flat reads, where composing fragments per call cost ~100 µs
-// of client CPU), and `visible()`/`unconfirmedOnly()`, fragments for the statements composed per call.
+// The rule is SQL text, for statements whose text is built once at start-up and run prepared
+// (store/statement.ts: composing fragments per call cost ~100 µs of client CPU).
 
 export interface Visibility {
   /** include txs of microblocks not yet confirmed by an anchored block */
@@ -43,22 +40,10 @@ export function visibleRow(alias: string, unanchored: string): string {
   return `${canonicalRow(alias)} AND (${column(alias, 'index_block_hash')} <> '' OR ${unanchored}::boolean)`;
 }
 
-/** SQL condition on a row alias (`t`, `e`, `p`...) for the given visibility (a fragment). */
-export function visible(sql: Sql, alias: string, v: Visibility) {
-  const rule = sql.unsafe(v.unanchored ? canonicalRow(alias) : anchoredVisibleRow(alias));
-  if (v.maxHeight === undefined) return sql`${rule}`;
-  return sql`${rule} AND ${sql(column(alias, 'block_height'))} <= ${v.maxHeight}`;
-}
-
 /**
  * Only the rows of the unconfirmed microblock stream on the tip (no block yet, stored at tip+1): what an
  * `unanchored` read adds to the running totals of the anchored chain.
  */
 export function unconfirmedStreamRow(alias: string): string {
   return `${canonicalRow(alias)} AND ${unconfirmedRow(alias)} AND ${column(alias, 'block_height')} > (SELECT block_height FROM chain_tip)`;
-}
-
-/** `unconfirmedStreamRow` as a fragment. */
-export function unconfirmedOnly(sql: Sql, alias: string) {
-  return sql`${sql.unsafe(unconfirmedStreamRow(alias))}`;
 }

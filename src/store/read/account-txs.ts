@@ -3,7 +3,8 @@ import { type PrincipalTxRow } from '../schema/rows.js';
 import { EventKind } from '../schema/codes.js';
 import { scopeWindow, type AccountScope } from './account-scope.js';
 import { findMinedTxsByKey, type MinedTxRecord } from './txs.js';
-import { unconfirmedOnly, visible } from '../visibility.js';
+import { canonicalRow, unconfirmedStreamRow } from '../visibility.js';
+import { statement } from '../statement.js';
 
 // A principal's transactions (NOTES-upstream A.8, A.9), newest first: those it sent, received a token
 // transfer in, called or deployed as a contract, or took part in as a party of an STX/FT/NFT event. They come
@@ -35,19 +36,59 @@ export interface TransferRecord {
   value_repr: string | null;
 }
 
-const keyColumns = (sql: Sql, alias: string) =>
-  sql`${sql(
-    [
-      'tx_id',
-      'index_block_hash',
-      'microblock_hash',
-      'block_height',
-      'microblock_sequence',
-      'tx_index',
-      'canonical',
-      'microblock_canonical',
-    ].map((c) => `${alias}.${c}`),
-  )}`;
+const KEY_COLUMNS = [
+  'tx_id',
+  'index_block_hash',
+  'microblock_hash',
+  'block_height',
+  'microblock_sequence',
+  'tx_index',
+  'canonical',
+  'microblock_canonical',
+];
+const keyColumns = (alias: string) => KEY_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
+
+// The statements below are built once, at load (store/statement.ts): $1 is always the principal.
+
+type PageRow = Partial<AccountTxKey> & { total: string; pos: string | null };
+
+/**
+ * A page of `listAccountTxs` ($2 the offset, $3 the offset + limit): the unconfirmed rows of the page, then
+ * the anchored ones by ordinal range, `anchoredCount` (a scalar subquery) being how many the scope holds.
+ */
+const pageText = (anchoredCount: string, withUnconfirmed: boolean) => `
+  WITH unconfirmed AS (
+    ${
+      withUnconfirmed
+        ? `SELECT ${keyColumns('p')},
+             row_number() OVER (ORDER BY p.microblock_sequence DESC, p.tx_index DESC) - 1 AS pos
+           FROM principal_txs p WHERE p.principal = $1 AND ${unconfirmedStreamRow('p')}`
+        : `SELECT ${keyColumns('p')}, 0::bigint AS pos FROM principal_txs p WHERE false`
+    }
+  ),
+  counts AS (
+    SELECT coalesce((${anchoredCount}), 0)::bigint AS n, (SELECT count(*) FROM unconfirmed) AS u
+  )
+  SELECT (counts.n + counts.u) AS total, page.*
+  FROM counts LEFT JOIN LATERAL (
+    SELECT * FROM unconfirmed u WHERE u.pos >= $2 AND u.pos < $3
+    UNION ALL
+    SELECT ${keyColumns('p')}, counts.u + counts.n - p.ordinal AS pos
+    FROM principal_txs p
+    WHERE p.principal = $1 AND p.ordinal > counts.n + counts.u - $3 AND p.ordinal <= counts.n + counts.u - $2
+  ) AS page ON true
+  ORDER BY page.pos`;
+
+const TIP_COUNT = 'SELECT tx_count FROM principal_stats WHERE principal = $1';
+/** n at a past height ($4): the ordinal of the principal's last anchored tx at or below it. */
+const COUNT_AT_HEIGHT = `SELECT ordinal FROM principal_txs
+  WHERE principal = $1 AND ordinal IS NOT NULL AND block_height <= $4
+  ORDER BY block_height DESC, ordinal DESC LIMIT 1`;
+
+type PageParams = [principal: string, offset: number, end: number];
+const pageAtTipUnanchored = statement<PageRow, PageParams>(pageText(TIP_COUNT, true));
+const pageAtTip = statement<PageRow, PageParams>(pageText(TIP_COUNT, false));
+const pageAtHeight = statement<PageRow, [...PageParams, maxHeight: number]>(pageText(COUNT_AT_HEIGHT, false));
 
 /**
  * One page of the principal's transactions at a scope, in (height, microblock sequence, tx index) order,
@@ -61,38 +102,21 @@ export async function listAccountTxs(
   page: { limit: number; offset: number },
 ): Promise<AccountTxPage> {
   const window = scopeWindow(scope);
-  // n: how many anchored txs the scope holds (the ordinal of the last one at or below its height)
-  const anchoredCount = window.current
-    ? sql`SELECT tx_count FROM principal_stats WHERE principal = ${principal}`
-    : sql`SELECT ordinal FROM principal_txs
-          WHERE principal = ${principal} AND ordinal IS NOT NULL AND block_height <= ${window.maxHeight}
-          ORDER BY block_height DESC, ordinal DESC LIMIT 1`;
-  const unconfirmed =
-    window.current && window.unconfirmed
-      ? sql`SELECT ${keyColumns(sql, 'p')},
-              row_number() OVER (ORDER BY p.microblock_sequence DESC, p.tx_index DESC) - 1 AS pos
-            FROM principal_txs p WHERE p.principal = ${principal} AND ${unconfirmedOnly(sql, 'p')}`
-      : sql`SELECT ${keyColumns(sql, 'p')}, 0::bigint AS pos FROM principal_txs p WHERE false`;
   const { offset, limit } = page;
-  const rows = await sql<(Partial<AccountTxKey> & { total: number; pos: number | null })[]>`
-    WITH unconfirmed AS (${unconfirmed}),
-    counts AS (
-      SELECT coalesce((${anchoredCount}), 0)::bigint AS n, (SELECT count(*) FROM unconfirmed) AS u
-    )
-    SELECT (counts.n + counts.u) AS total, page.*
-    FROM counts LEFT JOIN LATERAL (
-      SELECT * FROM unconfirmed u WHERE u.pos >= ${offset} AND u.pos < ${offset + limit}
-      UNION ALL
-      SELECT ${keyColumns(sql, 'p')}, counts.u + counts.n - p.ordinal AS pos
-      FROM principal_txs p
-      WHERE p.principal = ${principal}
-        AND p.ordinal > counts.n + counts.u - ${offset + limit} AND p.ordinal <= counts.n + counts.u - ${offset}
-    ) AS page ON true
-    ORDER BY page.pos`;
+  const rows = !window.current
+    ? await pageAtHeight(sql, principal, offset, offset + limit, window.maxHeight)
+    : window.unconfirmed
+      ? await pageAtTipUnanchored(sql, principal, offset, offset + limit)
+      : await pageAtTip(sql, principal, offset, offset + limit);
   const total = rows.length > 0 ? Number(rows[0].total) : 0;
   const keys = rows.filter((r) => r.tx_id !== null && r.tx_id !== undefined).map(toKey);
   return { total, keys };
 }
+
+const atHeight = statement<AccountTxKey, [principal: string, height: number]>(`
+  SELECT ${keyColumns('p')} FROM principal_txs p
+  WHERE p.principal = $1 AND p.block_height = $2 AND ${canonicalRow('p')}
+  ORDER BY p.microblock_sequence DESC, p.tx_index DESC`);
 
 /**
  * Every transaction of the principal mined at one height, newest first. Unconfirmed microblock txs
@@ -103,12 +127,14 @@ export async function listAccountTxsAtHeight(
   principal: string,
   height: number,
 ): Promise<AccountTxPage> {
-  const rows = await sql<AccountTxKey[]>`
-    SELECT ${keyColumns(sql, 'p')} FROM principal_txs p
-    WHERE p.principal = ${principal} AND p.block_height = ${height} AND ${visible(sql, 'p', { unanchored: true })}
-    ORDER BY p.microblock_sequence DESC, p.tx_index DESC`;
+  const rows = await atHeight(sql, principal, height);
   return { total: rows.length, keys: rows.map(toKey) };
 }
+
+const accountTx = statement<AccountTxKey, [principal: string, txId: string]>(`
+  SELECT ${keyColumns('p')} FROM principal_txs p
+  WHERE p.principal = $1 AND p.tx_id = $2 AND ${canonicalRow('p')}
+  ORDER BY p.block_height DESC LIMIT 1`);
 
 /** The canonical row of a tx the principal takes part in (unconfirmed microblock txs included). */
 export async function findAccountTx(
@@ -116,12 +142,34 @@ export async function findAccountTx(
   principal: string,
   txId: string,
 ): Promise<AccountTxKey | undefined> {
-  const [row] = await sql<AccountTxKey[]>`
-    SELECT ${keyColumns(sql, 'p')} FROM principal_txs p
-    WHERE p.principal = ${principal} AND p.tx_id = ${txId} AND ${visible(sql, 'p', { unanchored: true })}
-    ORDER BY p.block_height DESC LIMIT 1`;
+  const [row] = await accountTx(sql, principal, txId);
   return row && toKey(row);
 }
+
+const transfersAtHeights = statement<
+  TransferRecord,
+  [
+    principal: string,
+    heights: number[],
+    txIds: string[],
+    indexBlockHashes: string[],
+    microblockHashes: string[],
+  ]
+>(`
+  SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
+    e.amount, e.asset_identifier, e.value, e.value_repr
+  FROM unnest($2::int[]) AS h(block_height)
+  CROSS JOIN LATERAL (
+    SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
+      e.amount::text AS amount, e.asset_identifier, e.value, e.value_repr
+    FROM events e
+    WHERE (e.sender = $1 OR e.recipient = $1) AND e.block_height = h.block_height
+      AND e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})
+    OFFSET 0
+  ) AS e
+  JOIN unnest($3::text[], $4::text[], $5::text[]) AS k(tx_id, index_block_hash, microblock_hash)
+    ON k.tx_id = e.tx_id AND k.index_block_hash = e.index_block_hash AND k.microblock_hash = e.microblock_hash
+  ORDER BY e.event_index DESC`);
 
 /**
  * The STX, FT and NFT events of these txs in which the principal sends or receives, last event first.
@@ -132,25 +180,16 @@ export async function findAccountTx(
  * each tx instead cost ~10,000 for the boot address's one genesis tx. `OFFSET 0` keeps the per-height
  * subquery from being flattened into a join.
  */
-async function findTransfers(sql: Sql, principal: string, keys: AccountTxKey[]): Promise<TransferRecord[]> {
-  if (keys.length === 0) return [];
-  const heights = [...new Set(keys.map((k) => k.block_height))];
-  return sql<TransferRecord[]>`
-    SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
-      e.amount, e.asset_identifier, e.value, e.value_repr
-    FROM unnest(${heights}::int[]) AS h(block_height)
-    CROSS JOIN LATERAL (
-      SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
-        e.amount::text AS amount, e.asset_identifier, e.value, e.value_repr
-      FROM events e
-      WHERE (e.sender = ${principal} OR e.recipient = ${principal}) AND e.block_height = h.block_height
-        AND e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})
-      OFFSET 0
-    ) AS e
-    JOIN unnest(${keys.map((k) => k.tx_id)}::text[], ${keys.map((k) => k.index_block_hash)}::text[],
-      ${keys.map((k) => k.microblock_hash)}::text[]) AS k(tx_id, index_block_hash, microblock_hash)
-      ON k.tx_id = e.tx_id AND k.index_block_hash = e.index_block_hash AND k.microblock_hash = e.microblock_hash
-    ORDER BY e.event_index DESC`;
+function findTransfers(sql: Sql, principal: string, keys: AccountTxKey[]): Promise<TransferRecord[]> {
+  if (keys.length === 0) return Promise.resolve([]);
+  return transfersAtHeights(
+    sql,
+    principal,
+    [...new Set(keys.map((k) => k.block_height))],
+    keys.map((k) => k.tx_id),
+    keys.map((k) => k.index_block_hash),
+    keys.map((k) => k.microblock_hash),
+  );
 }
 
 function toKey(row: Partial<AccountTxKey>): AccountTxKey {

@@ -216,6 +216,9 @@ export async function applyStoredContributions(
  */
 export async function assignOrdinals(sql: TransactionSql, indexBlockHashes: string[]): Promise<void> {
   if (indexBlockHashes.length === 0) return;
+  // Every row of the blocks is numbered, as `insertChainRows` numbers them on insert: a block's rows are all
+  // microblock-canonical (only the staged rows of unconfirmed microblocks are ever orphaned, `orphanMicroblocks`),
+  // so no filter on it, which the insert path could not share (test/ingest/block-paths.test.ts).
   // Two statements, each joining tables by index: numbering after the current count, then raising it.
   // (One statement joining the new rows with the RETURNING of the count upsert planned as a nested loop
   // over two CTEs: quadratic in the rows of the blocks.)
@@ -224,7 +227,7 @@ export async function assignOrdinals(sql: TransactionSql, indexBlockHashes: stri
       SELECT principal, tx_id, index_block_hash, microblock_hash,
         row_number() OVER (PARTITION BY principal ORDER BY block_height, microblock_sequence, tx_index) AS rn
       FROM principal_txs
-      WHERE index_block_hash = ANY(${indexBlockHashes}) AND microblock_canonical
+      WHERE index_block_hash = ANY(${indexBlockHashes})
     )
     UPDATE principal_txs AS p SET ordinal = coalesce(s.tx_count, 0) + r.rn
     FROM ranked r LEFT JOIN principal_stats s ON s.principal = r.principal
@@ -233,7 +236,7 @@ export async function assignOrdinals(sql: TransactionSql, indexBlockHashes: stri
   await sql`
     INSERT INTO principal_stats AS s (principal, tx_count)
     SELECT principal, count(*) FROM principal_txs
-    WHERE index_block_hash = ANY(${indexBlockHashes}) AND microblock_canonical
+    WHERE index_block_hash = ANY(${indexBlockHashes})
     GROUP BY principal
     ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count`;
 }
