@@ -1,6 +1,8 @@
 import pino, { type Logger } from 'pino';
 import { isMainnet, type Config } from '../config.js';
+import type { IngestWorkerData } from '../ingest/ingest-thread.js';
 import { Ingestor, type IngestorOptions } from '../ingest/ingestor.js';
+import { testPause } from '../ingest/test-pauses.js';
 import { loadVestingFile } from '../ingest/vesting.js';
 import { openDatabase } from '../store/db.js';
 import { migrate, pendingMigrations } from '../store/migrate.js';
@@ -60,11 +62,15 @@ export function createIngestor(
   });
 }
 
-function testPause(ms: number, logger: Logger, name: string) {
-  if (ms <= 0) return undefined;
-  return async (path: string) => {
-    logger.warn({ path, ms }, `${name}: pausing`);
-    await new Promise((resolve) => setTimeout(resolve, ms));
+/** What the ingest thread (PostgreSQL) needs to run the same Ingestor as `createIngestor` on its own connection. */
+export function ingestWorkerData(config: Config): IngestWorkerData {
+  return {
+    databaseUrl: config.DATABASE_URL,
+    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+    isMainnet: isMainnet(config),
+    logLevel: config.LOG_LEVEL,
+    pauseBeforeCommitMs: config.TEST_PAUSE_BEFORE_COMMIT_MS,
+    pauseAfterCommitMs: config.TEST_PAUSE_AFTER_COMMIT_MS,
   };
 }
 

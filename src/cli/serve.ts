@@ -4,12 +4,23 @@ import { accessControlFromConfig } from '../api/plugins/access-control.js';
 import { accessCounters } from '../api/plugins/access-counters.js';
 import { buildApiServer } from '../api/server.js';
 import { ConfigError, replicaUrls, type Config } from '../config.js';
+import { IngestThread } from '../ingest/ingest-thread.js';
+import type { Ingestor, IngestorOptions } from '../ingest/ingestor.js';
 import { buildObserverServer } from '../ingest/observer-server.js';
+import { chainStateChanged } from '../store/read/chain-state.js';
 import { ServiceMetrics, startMetricsServer } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { serviceVersion } from '../version.js';
 import { doorsOf, portError, type Door, type ServeMode } from './ports.js';
-import { createIngestor, openPrimaryForReader, openReplicaStore, openStore } from './runtime.js';
+import {
+  createIngestor,
+  ingestWorkerData,
+  openPrimaryForReader,
+  openReplicaStore,
+  openStore,
+} from './runtime.js';
+
+type IngestOutcome = Parameters<NonNullable<IngestorOptions['onMessage']>>[1];
 
 export interface RunningService {
   api?: FastifyInstance;
@@ -47,6 +58,7 @@ export async function serve(
   const servers: FastifyInstance[] = [];
   const stores = new Set<Store>();
   let closeMetrics: (() => Promise<void>) | undefined;
+  let closeIngest: (() => Promise<void>) | undefined;
   const service: RunningService = {
     async stop() {
       // Every door stops accepting at once; in-flight requests, and the observer message being applied,
@@ -62,6 +74,7 @@ export async function serve(
         clearInterval(sweep);
       }
       await closeMetrics?.();
+      await closeIngest?.();
       await Promise.all([...stores].map((store) => store.close()));
     },
   };
@@ -92,12 +105,27 @@ export async function serve(
     service.metrics = metrics;
 
     if (mode !== 'read-only' && primary) {
-      const ingestor = createIngestor(
-        primary,
-        config,
-        logger,
-        metrics && ((path, outcome, seconds) => metrics.observeIngest(path, outcome, seconds)),
-      );
+      const onMessage =
+        metrics &&
+        ((path: string, outcome: IngestOutcome, seconds: number) =>
+          metrics.observeIngest(path, outcome, seconds));
+      let ingestor: Pick<Ingestor, 'apply'>;
+      if (primary.engine === 'postgres') {
+        // On PostgreSQL ingest runs in a thread of its own, on its own connection: reads never wait for a
+        // large message's decoding or transaction (ingest-thread.ts).
+        const thread = new IngestThread({
+          workerData: ingestWorkerData(config),
+          logger,
+          onMessage,
+          onApplied: () => {
+            for (const store of stores) chainStateChanged(store);
+          },
+        });
+        ingestor = thread;
+        closeIngest = () => thread.close();
+      } else {
+        ingestor = createIngestor(primary, config, logger, onMessage);
+      }
       service.observer = buildObserverServer({
         ingestor,
         logger,

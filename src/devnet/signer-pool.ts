@@ -1,6 +1,5 @@
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../worker-threads.js';
 import { signTx, type KeyMaterial, type SignRequest, type SignedTx } from './signer.js';
 
 // Signing is the generator's one real cost (an ECDSA signature per transaction, two when sponsored). The
@@ -28,16 +27,8 @@ export class SignerPool {
     private readonly keys: KeyMaterial,
     workerCount: number,
   ) {
-    // Same extension as this module: .ts under tsx (where the worker registers tsx first), .js once built.
-    const extension = extname(fileURLToPath(import.meta.url));
-    const url = new URL(`./sign-worker${extension}`, import.meta.url);
-    const source =
-      extension === '.ts'
-        ? `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})` +
-          `.then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); })`
-        : `import(${JSON.stringify(url.href)})`;
     for (let i = 0; i < workerCount; i++) {
-      const worker = new Worker(source, { eval: true, workerData: keys });
+      const worker = startModuleWorker(import.meta.url, 'sign-worker', { workerData: keys });
       worker.on('message', (message: { id: number; raws: Uint8Array[]; txids: Uint8Array[] }) => {
         const entry = this.pending.get(message.id);
         this.pending.delete(message.id);

@@ -141,7 +141,7 @@ export async function runCrashScenario(options: CrashScenarioOptions): Promise<C
       try {
         const [open] = await db.sql<{ n: number }[]>`
           SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND application_name = 'stacks-read-api'
+          WHERE datname = current_database() AND application_name = 'stacks-read-api ingest'
             AND state = 'idle in transaction'`;
         const [seen] = await db.sql<{ n: number }[]>`
           SELECT count(*)::int AS n FROM blocks WHERE index_block_hash = ${indexHashOf(message)}`;

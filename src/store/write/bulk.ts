@@ -1,12 +1,8 @@
 import type { TransactionSql } from '../db.js';
 import { PREPARED } from '../statement.js';
+import type { ColumnSpec, ColumnType } from '../schema/tables.js';
 
 export { PREPARED };
-
-type ColumnType = 'text' | 'int2' | 'int4' | 'int8' | 'numeric' | 'bool' | 'jsonb';
-
-/** A table's columns for bulk insert, in insert order. */
-export type ColumnSpec<Row> = readonly (readonly [keyof Row & string, ColumnType])[];
 
 /**
  * Inserts many rows in one statement: one array parameter per column, expanded by unnest. The statement

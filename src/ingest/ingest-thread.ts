@@ -1,0 +1,137 @@
+import type { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { startModuleWorker } from '../worker-threads.js';
+import { InvalidMessageError, MessageConflictError } from './chain-rows.js';
+import type { ApplyOutcome, IngestorOptions } from './ingestor.js';
+
+// Ingest in a thread of its own (PostgreSQL): the worker (ingest-worker.ts) runs the Ingestor on its own
+// database connection, so a large message neither blocks this thread's event loop (JSON parsing, decoding and
+// building its rows take seconds for a 40 MB block) nor holds the connection the API reads on. This thread
+// only hands each message over and answers the node when the worker says how it ended.
+
+export interface IngestWorkerData {
+  databaseUrl: string;
+  connectTimeoutMs: number;
+  isMainnet: boolean;
+  logLevel: string;
+  pauseBeforeCommitMs: number;
+  pauseAfterCommitMs: number;
+}
+
+export type ToIngestWorker =
+  { kind: 'apply'; id: number; path: string; body: string; receivedAt: number } | { kind: 'close' };
+
+export type FromIngestWorker =
+  | { kind: 'ready' }
+  | { kind: 'log'; line: string }
+  | {
+      kind: 'metric';
+      path: string;
+      outcome: Parameters<NonNullable<IngestorOptions['onMessage']>>[1];
+      seconds: number;
+    }
+  | {
+      kind: 'done';
+      id: number;
+      outcome?: ApplyOutcome;
+      error?: { message: string; statusCode?: number };
+    };
+
+export interface IngestThreadOptions {
+  workerData: IngestWorkerData;
+  logger: Logger;
+  onMessage?: IngestorOptions['onMessage'];
+  /** Called when a message was applied, before its answer: this process drops what it cached of the chain. */
+  onApplied?: () => void;
+}
+
+interface Pending {
+  resolve: (outcome: ApplyOutcome) => void;
+  reject: (err: Error) => void;
+}
+
+/** pino's numeric levels, for the worker's log lines. */
+const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+};
+
+/** The observer's `apply`, run by a worker thread; messages are applied one at a time, in order. */
+export class IngestThread {
+  private worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  private closing = false;
+
+  constructor(private readonly options: IngestThreadOptions) {
+    this.worker = this.start();
+  }
+
+  private start(): Worker {
+    const worker = startModuleWorker(import.meta.url, 'ingest-worker', {
+      workerData: this.options.workerData,
+    });
+    worker.on('message', (message: FromIngestWorker) => this.receive(message));
+    worker.on('error', (err) => this.options.logger.error({ err }, 'ingest thread failed'));
+    worker.on('exit', (code) => {
+      // Messages in flight are answered 500 (the node re-sends them); a new thread takes the next ones.
+      for (const entry of this.pending.values())
+        entry.reject(new Error(`the ingest thread stopped (${code})`));
+      this.pending.clear();
+      if (this.closing) return;
+      this.options.logger.error({ code }, 'ingest thread stopped: starting another');
+      this.worker = this.start();
+    });
+    return worker;
+  }
+
+  private receive(message: FromIngestWorker): void {
+    switch (message.kind) {
+      case 'log': {
+        const { level, msg, ...fields } = JSON.parse(message.line) as { level: number; msg?: string };
+        this.options.logger[LEVELS[level] ?? 'info'](fields, msg);
+        return;
+      }
+      case 'metric':
+        this.options.onMessage?.(message.path, message.outcome, message.seconds);
+        return;
+      case 'done': {
+        const entry = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        if (!entry) return;
+        if (message.error) return entry.reject(asError(message.error));
+        if (message.outcome === 'applied') this.options.onApplied?.();
+        entry.resolve(message.outcome!);
+        return;
+      }
+    }
+  }
+
+  apply(path: string, body: string, receivedAt: Date = new Date()): Promise<ApplyOutcome> {
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      this.pending.set(id, { resolve, reject });
+      const message: ToIngestWorker = { kind: 'apply', id, path, body, receivedAt: receivedAt.getTime() };
+      this.worker.postMessage(message);
+    });
+  }
+
+  /** Lets the thread finish the messages it holds, closes its connection and stops it. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const exited = new Promise((resolve) => this.worker.once('exit', resolve));
+    this.worker.postMessage({ kind: 'close' } satisfies ToIngestWorker);
+    await exited;
+  }
+}
+
+/** The worker's error as the observer tells them apart: the message's fault (4xx), or not (500). */
+function asError(error: { message: string; statusCode?: number }): Error {
+  if (error.statusCode === 409) return new MessageConflictError(error.message);
+  if (error.statusCode !== undefined) return new InvalidMessageError(error.message);
+  return new Error(error.message);
+}

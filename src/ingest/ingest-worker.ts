@@ -1,0 +1,57 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import pino from 'pino';
+import { openDatabase } from '../store/db.js';
+import { Store } from '../store/store.js';
+import { Ingestor, InvalidMessageError } from './ingestor.js';
+import type { IngestWorkerData, ToIngestWorker, FromIngestWorker } from './ingest-thread.js';
+import { testPause } from './test-pauses.js';
+
+// The ingest thread (ingest-thread.ts): applies observer messages on a PostgreSQL connection of its own, so
+// neither the JSON decoding of a large message nor its database transaction holds up the process's reads.
+
+const data = workerData as IngestWorkerData;
+const port = parentPort!;
+const post = (message: FromIngestWorker) => port.postMessage(message);
+
+// Log lines go to the main thread's logger (its destination and format), one message each.
+const logger = pino(
+  { level: data.logLevel, base: null, timestamp: false },
+  { write: (line: string) => post({ kind: 'log', line }) },
+);
+const store = new Store(
+  await openDatabase({
+    url: data.databaseUrl,
+    pgliteDir: '',
+    poolMax: 1,
+    connectTimeoutMs: data.connectTimeoutMs,
+    applicationName: 'stacks-read-api ingest',
+  }),
+);
+const ingestor = new Ingestor(store, {
+  isMainnet: data.isMainnet,
+  logger,
+  onMessage: (path, outcome, seconds) => post({ kind: 'metric', path, outcome, seconds }),
+  beforeCommit: testPause(data.pauseBeforeCommitMs, logger, 'TEST_PAUSE_BEFORE_COMMIT_MS'),
+  afterCommit: testPause(data.pauseAfterCommitMs, logger, 'TEST_PAUSE_AFTER_COMMIT_MS'),
+});
+
+port.on('message', (message: ToIngestWorker) => {
+  if (message.kind === 'close') {
+    void store.close().finally(() => port.close());
+    return;
+  }
+  const { id, path, body, receivedAt } = message;
+  ingestor.apply(path, body, new Date(receivedAt)).then(
+    (outcome) => post({ kind: 'done', id, outcome }),
+    (err: Error) =>
+      post({
+        kind: 'done',
+        id,
+        error: {
+          message: err.message,
+          statusCode: err instanceof InvalidMessageError ? err.statusCode : undefined,
+        },
+      }),
+  );
+});
+post({ kind: 'ready' });
