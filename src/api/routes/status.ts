@@ -5,11 +5,11 @@ import {
   appliedMigrationVersions,
   getDatabaseRole,
   getIngestStatus,
-  ingestLagBlocks,
+  type IngestStatus,
 } from '../../store/read/status.js';
 import type { Store } from '../../store/store.js';
 import { errorResponses } from '../schemas/common.js';
-import { serverStatus } from '../render/status.js';
+import { readinessReport, serverStatus } from '../render/status.js';
 import { Health, Readiness, ServerStatus } from '../schemas/status.js';
 
 export interface StatusRouteOptions {
@@ -81,12 +81,6 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
 
   /** One readiness check: the database answers and is migrated; lag figures. Never throws. */
   async function checkReadiness(): Promise<Readiness> {
-    const body: Readiness = {
-      status: 'not_ready',
-      database: { reachable: false, engine: store.engine, role: null, replay_lag_seconds: null },
-      migrations: { applied: false, pending: [] },
-      ingest: null,
-    };
     try {
       const [role, applied, ingest] = await withTimeout(
         Promise.all([
@@ -99,43 +93,20 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
         timeoutMs,
         'the database',
       );
-      body.database = {
-        reachable: true,
-        engine: store.engine,
-        role: role.in_recovery ? 'replica' : 'primary',
-        replay_lag_seconds: role.replay_lag_seconds,
-      };
-      const pending = migrations.filter((m) => !applied.has(m.version)).map((m) => m.name);
-      body.migrations = { applied: pending.length === 0, pending };
-      if (ingest) {
-        if (ingest.index_block_hash) chainTipSeen(store, ingest.index_block_hash);
-        body.ingest = {
-          stacks_tip_height: ingest.block_height,
-          stacks_tip_burn_height: ingest.tip_burn_block_height,
-          burn_tip_height: ingest.burn_block_height,
-          lag_blocks: ingestLagBlocks(ingest),
-          last_message_at: ingest.last_message_at?.toISOString() ?? null,
-          seconds_since_last_message: ingest.seconds_since_last_message,
-        };
-      }
+      if (ingest?.index_block_hash) chainTipSeen(store, ingest.index_block_hash);
+      const pendingMigrations = migrations.filter((m) => !applied.has(m.version)).map((m) => m.name);
+      let primaryTip: IngestStatus | null | undefined;
       if (primary && primary !== store) {
-        body.primary = { reachable: false, stacks_tip_height: null, blocks_behind: null };
-        try {
-          const tip = await withTimeout(getIngestStatus(primary.sql), timeoutMs, 'the primary');
-          body.primary = {
-            reachable: true,
-            stacks_tip_height: tip.block_height,
-            blocks_behind: ingest ? tip.block_height - ingest.block_height : null,
-          };
-        } catch {
-          // A primary that is down does not stop a replica from serving reads.
-        }
+        // A primary that is down does not stop a replica from serving reads.
+        primaryTip = await withTimeout(getIngestStatus(primary.sql), timeoutMs, 'the primary').catch(
+          () => null,
+        );
       }
-      body.status = pending.length === 0 ? 'ready' : 'not_ready';
+      return readinessReport({ engine: store.engine, role, pendingMigrations, ingest, primaryTip });
     } catch (err) {
-      body.database.error = (err as Error).message || (err as { code?: string }).code || 'unreachable';
+      const error = (err as Error).message || (err as { code?: string }).code || 'unreachable';
+      return readinessReport({ engine: store.engine, error });
     }
-    return body;
   }
 
   // Load balancers and probes may call /ready as often as they like (it is outside the rate limits): the
