@@ -1,4 +1,5 @@
 import type { TxDraft } from './drafts.js';
+import { sumExecutionCosts } from '../protocol/payloads.js';
 
 // Event-observer payloads built from signed drafts: as a stacks-node 2.x posts them, or (`sorted`) as a 3.x
 // node does, whose JSON objects list their keys in alphabetical order (serde_json maps) and whose
@@ -99,14 +100,4 @@ export function transactionsAndEvents(placed: PlacedTx[], sorted = false, perMic
   return { transactions, events };
 }
 
-export function sumCosts(txs: TxDraft[]) {
-  const total = { read_count: 0, read_length: 0, runtime: 0, write_count: 0, write_length: 0 };
-  for (const { cost } of txs) {
-    total.read_count += cost.read_count;
-    total.read_length += cost.read_length;
-    total.runtime += cost.runtime;
-    total.write_count += cost.write_count;
-    total.write_length += cost.write_length;
-  }
-  return total;
-}
+export const sumCosts = (txs: TxDraft[]) => sumExecutionCosts(txs.map((tx) => tx.cost));

@@ -49,12 +49,12 @@ import {
 import type { ApplyContext, DecodedBlock } from './context.js';
 import { checkAgainstParent, checkBlockMessage } from './message-checks.js';
 import { blockContentDigest } from '../protocol/block-digest.js';
-import type { NewBlock } from '../protocol/payloads.js';
+import { sumExecutionCosts, type NewBlock } from '../protocol/payloads.js';
 
 const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
 
 function blockRow(msg: NewBlock, canonical: boolean, messageHash: string | null): BlockRow {
-  const cost = msg.anchored_cost ?? sumCosts(msg);
+  const cost = msg.anchored_cost ?? sumExecutionCosts(msg.transactions.map((tx) => tx.execution_cost));
   return {
     index_block_hash: msg.index_block_hash,
     block_hash: msg.block_hash,
@@ -80,20 +80,6 @@ function blockRow(msg: NewBlock, canonical: boolean, messageHash: string | null)
     canonical,
     message_hash: messageHash,
   };
-}
-
-function sumCosts(msg: NewBlock) {
-  const total = { read_count: 0, read_length: 0, runtime: 0, write_count: 0, write_length: 0 };
-  for (const tx of msg.transactions) {
-    const c = tx.execution_cost;
-    if (!c) continue;
-    total.read_count += c.read_count;
-    total.read_length += c.read_length;
-    total.runtime += c.runtime;
-    total.write_count += c.write_count;
-    total.write_length += c.write_length;
-  }
-  return total;
 }
 
 function minerRewardRows(msg: NewBlock, canonical: boolean): MinerRewardRow[] {

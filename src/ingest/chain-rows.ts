@@ -359,24 +359,8 @@ export function buildChainRows(
     }
 
     rows.txs.push({
-      tx_id: tx.txid,
-      type_id: decoded.typeId,
-      nonce: decoded.nonce,
-      fee_rate: decoded.feeRate,
-      sender_address: decoded.senderAddress,
-      sponsored: decoded.sponsored,
-      sponsor_address: decoded.sponsorAddress,
-      sponsor_nonce: decoded.sponsorNonce,
-      anchor_mode: AnchorMode[decoded.anchorMode],
-      post_condition_mode: PostConditionMode[decoded.postConditionMode],
-      post_conditions: decoded.postConditions,
-      payload: decoded.payload,
-      token_transfer_recipient: decoded.tokenTransferRecipient,
-      token_transfer_amount: decoded.tokenTransferAmount,
-      contract_call_contract_id: decoded.contractCallContractId,
-      smart_contract_contract_id: decoded.smartContractContractId,
-      raw_tx: tx.raw_tx,
-      tx_size: decoded.byteLength,
+      // leading spread: V8 clones the object's shape in one step (no per-key dictionary insertion)
+      ...decodedColumns(tx.txid, tx.raw_tx, decoded),
       index_block_hash: placement.index_block_hash,
       microblock_hash: microblockHash,
       block_hash: placement.block_hash,

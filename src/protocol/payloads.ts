@@ -28,6 +28,22 @@ const ExecutionCost = Type.Object({
   write_length: Uint64,
 });
 
+type Cost = Static<typeof ExecutionCost>;
+
+/** The total execution cost of some txs (a block's `anchored_cost` when the node leaves it out). */
+export function sumExecutionCosts(costs: Iterable<Cost | null | undefined>): Cost {
+  const total = { read_count: 0, read_length: 0, runtime: 0, write_count: 0, write_length: 0 };
+  for (const cost of costs) {
+    if (!cost) continue;
+    total.read_count += cost.read_count;
+    total.read_length += cost.read_length;
+    total.runtime += cost.runtime;
+    total.write_count += cost.write_count;
+    total.write_length += cost.write_length;
+  }
+  return total;
+}
+
 export const BlockTransaction = Type.Object({
   txid: Hash,
   tx_index: Uint,
