@@ -17,7 +17,7 @@
 // --head defaults to this working tree (uncommitted changes included). Writes bench/results/compare-latest.md
 // and prints it.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -281,20 +281,39 @@ const fmt = (n: number, digits = 0) =>
   Number.isFinite(n)
     ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
     : '–';
+const rounds = (ratios: number[]) => ratios.map((r) => fmt(r, 2)).join(' ');
 const pct = (x: number) => (Number.isFinite(x) ? `${Math.round(x * 100)}%` : '–');
 
+/** A difference smaller than this in every round is not called one (5%). */
+const MIN_EFFECT = 0.05;
+
 /**
- * B against A on one measure (median over the rounds), called worse or better only beyond the larger of the
- * two sides' spreads between rounds (with one round there is no spread, so no verdict). `higherIsBetter`:
- * req/s yes, CPU per request no.
+ * B against A on one measure. Two tests, as the load of a shared machine moves both ways:
+ * - medians over the rounds, called worse or better only beyond the larger of the two sides' spreads between
+ *   rounds (with one round there is no spread, so no verdict);
+ * - paired rounds: A and B of one round ran next to each other, under nearly the same load, so B/A per round
+ *   cancels the drift between rounds; worse (better) "in every round" when each round's B/A is beyond
+ *   1 ∓ MIN_EFFECT the same way (with 3 rounds, chance alone does that 1 time in 8 each way).
+ * `higherIsBetter`: req/s yes, CPU per request no.
  */
 function judge(a: number[], b: number[], higherIsBetter: boolean) {
   const ratio = median(b) / median(a);
   const noise = Math.max(spread(a), spread(b));
-  const worse = higherIsBetter ? ratio < 1 - noise : ratio > 1 + noise;
-  const better = higherIsBetter ? ratio > 1 + noise : ratio < 1 - noise;
-  const text = !Number.isFinite(noise) ? 'no verdict' : worse ? '**worse**' : better ? 'better' : 'same';
-  return { ratio, noise, text };
+  const paired = a.map((x, i) => b[i] / x);
+  const worseBy = (r: number, margin: number) => (higherIsBetter ? r < 1 - margin : r > 1 + margin);
+  const betterBy = (r: number, margin: number) => (higherIsBetter ? r > 1 + margin : r < 1 - margin);
+  const text = !Number.isFinite(noise)
+    ? 'no verdict'
+    : worseBy(ratio, noise)
+      ? '**worse**'
+      : betterBy(ratio, noise)
+        ? 'better'
+        : paired.every((r) => worseBy(r, MIN_EFFECT))
+          ? '**worse in every round**'
+          : paired.every((r) => betterBy(r, MIN_EFFECT))
+            ? 'better in every round'
+            : 'same';
+  return { ratio, noise, paired, text };
 }
 
 function verdicts(c: CaseComparison) {
@@ -331,7 +350,8 @@ function renderMarkdown(report: {
       `Per case and round: ${o.warmup} s warm-up, then ${o.seconds} s of autocannon with ${o.connections} connections; ` +
       `${o.rounds} rounds, A then B in odd rounds, B then A in even ones. Figures are medians over the rounds; ` +
       `"noise" is the larger of the two sides' spreads between rounds ((max − min) / median), and B is called worse or ` +
-      `better only when B/A leaves 1 ± noise; judged on req/s and on CPU µs per request (the API process plus ` +
+      `better when the medians' B/A leaves 1 ± noise, or when B/A of every round (A and B of a round ran side by side) ` +
+      `is beyond 1 ∓ ${MIN_EFFECT * 100}% the same way; judged on req/s and on CPU µs per request (the API process plus ` +
       `PostgreSQL: the steadier figure on a loaded machine, as it counts work, not waiting).`,
     `Load average (1/5/15 min) before: ${report.loadBefore.join(' / ')}, after: ${report.loadAfter.join(' / ')} ` +
       `(2 cores, shared with other work).`,
@@ -347,8 +367,8 @@ function renderMarkdown(report: {
         `${bare.map((n) => fmt(n)).join(', ')} req/s (spread ${pct(spread(bare))}); ` +
         `1-min load average per round: ${chain.loadPerRound.map((l) => l[0]).join(', ')}.`,
       '',
-      '| case | A req/s | B req/s | B/A | noise | req/s | A p50 / p99 ms | B p50 / p99 ms | CPU µs/req A → B | B/A | noise | CPU |',
-      '| ---- | ------: | ------: | --: | ----: | ----- | -------------: | -------------: | ---------------: | --: | ----: | --- |',
+      '| case | A req/s | B req/s | B/A | per round | noise | req/s | A p50 / p99 ms | B p50 / p99 ms | CPU µs/req A → B | B/A | per round | noise | CPU |',
+      '| ---- | ------: | ------: | --: | --------: | ----: | ----- | -------------: | -------------: | ---------------: | --: | --------: | ----: | --- |',
     );
     for (const c of chain.cases) {
       const v = verdicts(c);
@@ -362,9 +382,9 @@ function renderMarkdown(report: {
       const sb = side(c.b);
       const t = v.throughput;
       lines.push(
-        `| ${c.name} | ${fmt(sa.req)} | ${fmt(sb.req)} | ${fmt(t.ratio, 2)} | ±${pct(t.noise)} | ${t.text} | ` +
+        `| ${c.name} | ${fmt(sa.req)} | ${fmt(sb.req)} | ${fmt(t.ratio, 2)} | ${rounds(t.paired)} | ±${pct(t.noise)} | ${t.text} | ` +
           `${fmt(sa.p50)} / ${fmt(sa.p99)} | ${fmt(sb.p50)} / ${fmt(sb.p99)} | ${fmt(sa.cpu)} → ${fmt(sb.cpu)} | ` +
-          `${fmt(v.cpu.ratio, 2)} | ±${pct(v.cpu.noise)} | ${v.cpu.text}` +
+          `${fmt(v.cpu.ratio, 2)} | ${rounds(v.cpu.paired)} | ±${pct(v.cpu.noise)} | ${v.cpu.text}` +
           `${v.failures > 0 ? ` (${v.failures} non-2xx/errors)` : ''} |`,
       );
     }
@@ -426,6 +446,11 @@ async function main() {
       minutes: Math.round(((Date.now() - started) / 60000) * 10) / 10,
       chains,
     });
+    // every round's figures, to read again or render otherwise (bench/out is not committed)
+    writeFileSync(
+      join(here, 'out', 'compare-latest.json'),
+      JSON.stringify({ sides, options, loadBefore, chains }, null, 2),
+    );
     const out = join(here, 'results', 'compare-latest.md');
     await writeFormatted(out, markdown);
     process.stdout.write(await format(out, markdown));

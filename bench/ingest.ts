@@ -2,9 +2,15 @@
 // same ingestor the live event observer uses, and reports transactions and blocks indexed per second.
 //
 //   npx tsx bench/ingest.ts [--blocks 5000] [--accounts 10000] [--txs-per-block 200] [--seed bench]
-//                           [--file chain.tsv] [--engine postgres|pglite] [--fsync]
+//                           [--file chain.tsv] [--engine postgres|pglite] [--durability off|full]
+//                           [--pg-stats] [--explain <ms>]
 //
-// The chain is generated once per size into bench/out/ and reused. Results go to bench/out/ingest-<engine>.json.
+// The cluster has the suite's settings (SERVER_SETTINGS; durability `off` unless told). The chain is generated
+// once per size into bench/out/ and reused. Results go to bench/out/ingest-<engine>.json; with --pg-stats, a
+// profile of the PostgreSQL side (statements with their time and WAL, WAL records and full-page images,
+// rows written and the size per table and index, the ingest backend's CPU apart from the rest) to
+// bench/out/ingest-profile.md. For the Node side: `node --cpu-prof --import tsx bench/ingest.ts ...`, then
+// `npx tsx bench/profile-top.ts <file.cpuprofile>`.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -141,10 +147,14 @@ export function profilingSettings(options: { pgStats?: boolean; explainMs?: numb
 export async function benchIngest(
   file: string,
   engine: Engine,
-  options: { fsync?: boolean; pgStats?: boolean; explainMs?: number } = {},
+  options: { durability?: keyof typeof DURABILITY; pgStats?: boolean; explainMs?: number } = {},
 ): Promise<IngestResult> {
   if (engine === 'pglite') return ingestInto('', file, { engine });
-  const cluster = await startPostgres({ fsync: options.fsync, settings: profilingSettings(options) });
+  const durability = DURABILITY[options.durability ?? 'off'];
+  const cluster = await startPostgres({
+    fsync: durability.fsync,
+    settings: [...SERVER_SETTINGS, ...durability.settings, ...profilingSettings(options)],
+  });
   try {
     const url = await cluster.createDatabase('bench');
     return await ingestInto(url, file, { ...options, engine, pgPid: postmasterPid(cluster) });
@@ -173,6 +183,7 @@ export async function ingestInto(
   const store = new Store(db);
   try {
     await migrate(db.sql);
+    const profile = options.pgStats ? await startProfile(store) : undefined;
     const ingestor = new Ingestor(store, { isMainnet: true, logger: pino({ level: 'warn' }) });
     const bar = replayProgress(options.label ?? `ingest (${engine})`);
     const pgCpu0 = pgPid ? processTreeCpuSeconds(pgPid) : 0;
@@ -184,10 +195,15 @@ export async function ingestInto(
       postgres: pgPid ? Math.round((processTreeCpuSeconds(pgPid) - pgCpu0) * 100) / 100 : undefined,
     };
     bar.stop(true);
-    if (options.pgStats) await printStatementStats(store);
     const [row] = await store.sql<{ n: number }[]>`
       SELECT count(DISTINCT tx_id)::int AS n FROM txs
       WHERE canonical AND microblock_canonical AND index_block_hash <> ''`;
+    if (profile) {
+      const text = await profile.finish(row.n, stats.seconds, cpuSeconds);
+      const out = join(import.meta.dirname, 'out', 'ingest-profile.md');
+      writeFileSync(out, text);
+      process.stderr.write(`${text}\n(written to ${out})\n`);
+    }
     return {
       engine,
       file,
@@ -204,18 +220,112 @@ export async function ingestInto(
   }
 }
 
-/** The statements that took the most server time (pg_stat_statements), to stderr. */
-async function printStatementStats(store: Store): Promise<void> {
+interface StatementRow {
+  ms: number;
+  calls: number;
+  rows: number;
+  wal_bytes: number;
+  wal_fpi: number;
+  blks: number;
+  dirtied: number;
+  query: string;
+}
+
+interface RelationRow {
+  relation: string;
+  kind: string;
+  bytes: number;
+  inserted: number | null;
+  updated: number | null;
+  hot: number | null;
+  deleted: number | null;
+  blks: number;
+}
+
+/**
+ * Where PostgreSQL's ingest work goes, per canonical tx: statement statistics (pg_stat_statements: time, WAL,
+ * buffers touched), the cluster's WAL (pg_stat_wal: records, full-page images, bytes; and the LSN distance),
+ * the ingest backend's own CPU (the pool's one connection) apart from autovacuum, WAL writer and checkpointer,
+ * and per table and index the rows written, the buffers touched and the size reached. Counters are reset
+ * after the migrations so only the replay counts.
+ */
+async function startProfile(store: Store) {
   await store.sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
-  const rows = await store.sql<{ ms: number; calls: number; mean: number; rows: number; query: string }[]>`
-    SELECT round(total_exec_time)::int AS ms, calls::int, round(mean_exec_time::numeric, 3)::float AS mean,
-      rows::int, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 160) AS query
-    FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`;
-  for (const r of rows) {
-    process.stderr.write(
-      `${String(r.ms).padStart(8)} ms ${String(r.calls).padStart(7)} calls ${String(r.mean).padStart(9)} ms/call  ${r.query}\n`,
-    );
-  }
+  await store.sql`SELECT pg_stat_statements_reset()`;
+  await store.sql`SELECT pg_stat_reset_shared('wal')`;
+  await store.sql`SELECT pg_stat_reset()`;
+  const [{ lsn: lsn0, pid }] = await store.sql<{ lsn: string; pid: number }[]>`
+    SELECT pg_current_wal_lsn()::text AS lsn, pg_backend_pid() AS pid`;
+  const backendCpu0 = processTreeCpuSeconds(pid);
+  return {
+    async finish(txs: number, seconds: number, cpu: { indexer: number; postgres?: number }): Promise<string> {
+      const backendCpu = processTreeCpuSeconds(pid) - backendCpu0;
+      const [{ pid: pidAfter }] = await store.sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+      // statistics reach the views when the backend reports them (at the end of each transaction)
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const [wal] = await store.sql<{ records: number; fpi: number; bytes: number; lsn_bytes: number }[]>`
+        SELECT wal_records::float8 AS records, wal_fpi::float8 AS fpi, wal_bytes::float8 AS bytes,
+          pg_wal_lsn_diff(pg_current_wal_lsn(), ${lsn0}::pg_lsn)::float8 AS lsn_bytes
+        FROM pg_stat_wal`;
+      const statements = await store.sql<StatementRow[]>`
+        SELECT total_exec_time::float8 AS ms, calls::float8 AS calls, rows::float8 AS rows,
+          wal_bytes::float8 AS wal_bytes, wal_fpi::float8 AS wal_fpi,
+          (shared_blks_hit + shared_blks_read)::float8 AS blks, shared_blks_dirtied::float8 AS dirtied,
+          left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 150) AS query
+        FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat%' ORDER BY total_exec_time DESC`;
+      const relations = await store.sql<RelationRow[]>`
+        SELECT c.relname AS relation, CASE c.relkind WHEN 'i' THEN 'index' ELSE 'table' END AS kind,
+          pg_relation_size(c.oid)::float8 AS bytes,
+          t.n_tup_ins::float8 AS inserted, t.n_tup_upd::float8 AS updated, t.n_tup_hot_upd::float8 AS hot,
+          t.n_tup_del::float8 AS deleted,
+          coalesce(st.heap_blks_hit + st.heap_blks_read, si.idx_blks_hit + si.idx_blks_read, 0)::float8 AS blks
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+        LEFT JOIN pg_stat_user_tables t ON t.relid = c.oid
+        LEFT JOIN pg_statio_user_tables st ON st.relid = c.oid
+        LEFT JOIN pg_statio_user_indexes si ON si.indexrelid = c.oid
+        WHERE c.relkind IN ('r', 'i') AND pg_relation_size(c.oid) > 0
+        ORDER BY coalesce(st.heap_blks_hit + st.heap_blks_read, si.idx_blks_hit + si.idx_blks_read, 0) DESC`;
+      const per = (n: number) => n / Math.max(txs, 1);
+      const r = (n: number, digits = 0) =>
+        n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+      const totalMs = statements.reduce((sum, s) => sum + s.ms, 0);
+      const lines = [
+        `# Ingest profile: ${r(txs)} canonical txs in ${seconds.toFixed(1)} s (${r(txs / seconds)} txs/s)`,
+        '',
+        `CPU µs per tx: indexer ${r(per(cpu.indexer * 1e6))}, PostgreSQL all processes ${cpu.postgres === undefined ? '–' : r(per(cpu.postgres * 1e6))}, ` +
+          `of which the ingest backend ${r(per(backendCpu * 1e6))}${pidAfter === pid ? '' : ' (the connection changed during the run: partial)'}; ` +
+          `statement execution time ${r(per(totalMs * 1e3))} µs per tx.`,
+        `WAL per tx: ${r(per(wal.bytes))} bytes (LSN distance ${r(per(wal.lsn_bytes))}), ${r(per(wal.records), 1)} records, ` +
+          `${r(per(wal.fpi), 2)} full-page images.`,
+        '',
+        '## Statements (by execution time)',
+        '',
+        '| µs/tx | share | calls | rows/call | WAL bytes/tx | FPI/1k tx | buffers/tx | dirtied/1k tx | statement |',
+        '| ----: | ----: | ----: | --------: | -----------: | --------: | ---------: | ------------: | --------- |',
+        ...statements
+          .slice(0, 30)
+          .map(
+            (s) =>
+              `| ${r(per(s.ms * 1e3), 1)} | ${r((s.ms / totalMs) * 100, 1)}% | ${r(s.calls)} | ${r(s.rows / Math.max(s.calls, 1), 1)} | ` +
+              `${r(per(s.wal_bytes))} | ${r(per(s.wal_fpi) * 1000, 1)} | ${r(per(s.blks), 1)} | ${r(per(s.dirtied) * 1000, 1)} | ` +
+              `\`${s.query.replaceAll('|', '\\|')}\` |`,
+          ),
+        '',
+        '## Tables and indexes (by buffers touched)',
+        '',
+        '| relation | kind | rows inserted/tx | updated/tx (HOT) | deleted/tx | buffers/tx | bytes/tx |',
+        '| -------- | ---- | ---------------: | ---------------: | ---------: | ---------: | -------: |',
+        ...relations.map(
+          (x) =>
+            `| ${x.relation} | ${x.kind} | ${x.inserted === null ? '' : r(per(x.inserted), 2)} | ` +
+            `${x.updated === null ? '' : `${r(per(x.updated), 2)} (${r(per(x.hot ?? 0), 2)})`} | ` +
+            `${x.deleted === null ? '' : r(per(x.deleted), 2)} | ${r(per(x.blks), 1)} | ${r(per(x.bytes))} |`,
+        ),
+        '',
+      ];
+      return lines.join('\n');
+    },
+  };
 }
 
 async function main() {
@@ -227,7 +337,7 @@ async function main() {
       seed: { type: 'string', default: BENCH_SEED },
       file: { type: 'string' },
       engine: { type: 'string', default: 'postgres' },
-      fsync: { type: 'boolean', default: false },
+      durability: { type: 'string', default: 'off' },
       'pg-stats': { type: 'boolean', default: false },
       /** log plans of statements slower than this many ms to bench/out/ingest-server.log (auto_explain) */
       explain: { type: 'string' },
@@ -236,6 +346,7 @@ async function main() {
   const outDir = join(import.meta.dirname, 'out');
   const engine = values.engine as Engine;
   if (engine !== 'postgres' && engine !== 'pglite') throw new Error('--engine is postgres or pglite');
+  if (!DURABILITY[values.durability]) throw new Error('--durability is off or full');
   const chain = values.file
     ? { file: values.file }
     : await benchChain({
@@ -246,7 +357,7 @@ async function main() {
         dir: outDir,
       });
   const result: IngestResult = await benchIngest(chain.file, engine, {
-    fsync: values.fsync,
+    durability: values.durability as keyof typeof DURABILITY,
     pgStats: values['pg-stats'],
     explainMs: values.explain === undefined ? undefined : Number(values.explain),
   });
@@ -258,8 +369,11 @@ async function main() {
   mkdirSync(outDir, { recursive: true });
   writeFileSync(
     join(outDir, `ingest-${engine}.json`),
-    JSON.stringify({ date: new Date().toISOString(), machine, fsync: values.fsync, ...result }, null, 2) +
-      '\n',
+    JSON.stringify(
+      { date: new Date().toISOString(), machine, durability: values.durability, ...result },
+      null,
+      2,
+    ) + '\n',
   );
   process.stdout.write(
     `${engine}: ${result.canonicalTxs} txs in ${result.blocks} blocks, ${result.seconds.toFixed(1)} s: ` +

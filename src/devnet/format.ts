@@ -81,7 +81,8 @@ export function transactionsAndEvents(placed: PlacedTx[], sorted = false, perMic
       microblock_hash: microblock?.hash ?? null,
       microblock_sequence: microblock?.sequence ?? null,
       microblock_parent_hash: microblock?.parentHash ?? null,
-      vm_error: null,
+      // no `vm_error`: 2.x nodes do not post it (the recorded 2.0-2.5 nodes' txs lack it; 3.x nodes added it
+      // to TransactionEventPayload), so the 2.x shape leaves it out (test/ingest/payload-shapes.test.ts)
       burnchain_op: null,
     });
     if (tx.status !== 'success') return;

@@ -13,17 +13,18 @@ import {
 import { sendAll } from '../store/write/bulk.js';
 import {
   addBlockContributions,
-  addRowContributions,
-  applyBalanceContributions,
+  applyRowContributions,
+  applyStoredContributions,
   assignOrdinals,
   removeBlockContributions,
 } from '../store/write/contributions.js';
 import { adoptGenesisRows } from '../store/write/genesis.js';
 import {
   collectMempoolGarbage,
-  pruneMinedRows,
+  minedTxKeys,
   pruneMinedTxs,
   resolveSameNonce,
+  type MinedTxKey,
   restoreToMempool,
 } from '../store/write/mempool.js';
 import {
@@ -301,9 +302,9 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     await sendAll(inserts);
     if (adoptsGenesis) await adoptGenesisRows(sql, parent.index_block_hash, block);
     await confirmMicroblocks(sql, accepted, orphanedMicroblocks, msg, ctx, tip);
-    await applyBalanceContributions(sql, [block.index_block_hash], 1);
+    await applyStoredContributions(sql, [block.index_block_hash], 1);
     if (!ordinalsOnInsert) await assignOrdinals(sql, [block.index_block_hash]);
-    await sendAll(afterContributions(sql, msg, block, ctx));
+    await sendAll(afterContributions(sql, msg, block, ctx, await minedTxKeys(sql, [block.index_block_hash])));
     return true;
   }
   await sendAll([
@@ -311,9 +312,11 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     ...(accepted.length > 0
       ? [markMicroblocksConfirmed(sql, accepted, msg), dropStagedRows(sql, accepted)]
       : []),
-    (fresh && addRowContributions(sql, rows, rewardRows)) ||
-      applyBalanceContributions(sql, [block.index_block_hash], 1),
-    ...afterContributions(sql, msg, block, ctx, fresh ? rows : null),
+    fresh
+      ? applyRowContributions(sql, { events: rows.events, txs: rows.txs, rewards: rewardRows }, 1)
+      : applyStoredContributions(sql, [block.index_block_hash], 1),
+    // `rows.txs` are the block's txs (a tx the payload repeats twice prunes the same rows twice)
+    ...afterContributions(sql, msg, block, ctx, rows.txs),
   ]);
   return true;
 }
@@ -346,12 +349,10 @@ function afterContributions(
   msg: NewBlock,
   block: BlockRow,
   ctx: ApplyContext,
-  freshRows: ChainRows | null = null,
+  mined: readonly MinedTxKey[],
 ) {
   return [
-    ...(freshRows
-      ? [pruneMinedRows(sql, freshRows.txs), resolveSameNonce(sql, freshRows.txs)]
-      : [pruneMinedTxs(sql, [block.index_block_hash])]),
+    pruneMinedTxs(sql, mined),
     setChainTipBlock(sql, block, [
       msg.pox_v1_unlock_height,
       msg.pox_v2_unlock_height,
@@ -413,7 +414,7 @@ async function restoreFork(
   await setBlocksCanonical(sql, orphaned, false);
   await setBlocksCanonical(sql, restored, true);
   await addBlockContributions(sql, restored);
-  await pruneMinedTxs(sql, restored);
+  await pruneMinedTxs(sql, await minedTxKeys(sql, restored));
   const orphanedTxIds = [...(await txIdsOfBlocks(sql, orphaned)), ...orphanedMicroblockTxIds];
   await restoreToMempool(sql, orphanedTxIds, ctx.receivedAt, tip.block_height);
   return orphanedMicroblocks;

@@ -1,6 +1,6 @@
 import type { TransactionSql } from '../store/db.js';
 import { insertChainRows } from '../store/write/blocks.js';
-import { pruneTxIds, restoreToMempool } from '../store/write/mempool.js';
+import { pruneMinedTxs, restoreToMempool } from '../store/write/mempool.js';
 import {
   getMicroblock,
   insertMicroblocks,
@@ -113,7 +113,7 @@ export async function applyNewMicroblocks(
     );
     logSkippedEvents(skipped, ctx.logger, { microblock_hash: hash });
     await insertChainRows(sql, rows);
-    await pruneTxIds(sql, [...txIds]);
+    await pruneMinedTxs(sql, rows.txs);
     await setChainTipMicroblock(sql, hash, sequence);
     added = true;
   }

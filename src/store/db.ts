@@ -28,7 +28,7 @@ export interface DatabaseOptions {
   /** PGlite data directory; `memory://` for a throwaway in-memory database. */
   pgliteDir: string;
   poolMax: number;
-  /** How long opening a connection may take before queries fail (and the API answers 503); default 1000. */
+  /** How long opening a connection may take before queries fail (and the API answers 503); default 400. */
   connectTimeoutMs?: number;
   logger?: Logger;
   /** Tag shown in pg_stat_activity. */

@@ -51,10 +51,14 @@ export function visible(sql: Sql, alias: string, v: Visibility) {
 }
 
 /**
- * SQL condition selecting only the rows of the unconfirmed microblock stream on the tip (no block yet,
- * stored at tip+1): what an `unanchored` read adds to the running totals of the anchored chain.
+ * Only the rows of the unconfirmed microblock stream on the tip (no block yet, stored at tip+1): what an
+ * `unanchored` read adds to the running totals of the anchored chain.
  */
+export function unconfirmedStreamRow(alias: string): string {
+  return `${canonicalRow(alias)} AND ${unconfirmedRow(alias)} AND ${column(alias, 'block_height')} > (SELECT block_height FROM chain_tip)`;
+}
+
+/** `unconfirmedStreamRow` as a fragment. */
 export function unconfirmedOnly(sql: Sql, alias: string) {
-  return sql`${sql.unsafe(`${canonicalRow(alias)} AND ${unconfirmedRow(alias)}`)}
-    AND ${sql(column(alias, 'block_height'))} > (SELECT block_height FROM chain_tip)`;
+  return sql`${sql.unsafe(unconfirmedStreamRow(alias))}`;
 }

@@ -296,12 +296,16 @@ for (const engine of testEngines(import.meta.url)) {
 }
 
 describe('database unreachable', () => {
-  test('a port nothing listens on: 503 with the JSON error body, within a second', async () => {
+  // The bounds below separate failing at once from waiting for something: a connect timeout (set long here,
+  // so that a 503 in time cannot come from it) or postgres.js's reconnection back-off (up to 20 s by default).
+  // They are generous because a loaded 2-core machine stretches every request (1.8 s seen at load 30).
+  test('a port nothing listens on: 503 with the JSON error body, at once, not after a timeout', async () => {
     const port = await freePort();
     const db = await openDatabase({
       url: `postgres://postgres@127.0.0.1:${port}/none`,
       pgliteDir: '',
       poolMax: 1,
+      connectTimeoutMs: 60_000,
     });
     const { app } = await startTestApi({ store: new Store(db) });
     try {
@@ -316,7 +320,7 @@ describe('database unreachable', () => {
         assert.equal(res.headers['cache-control'], 'no-store', url);
         assert.equal(res.headers.etag, undefined, url);
         assert.equal(res.headers['x-api-version'], API_VERSION, url);
-        assert.ok(ms < 1000, `${url} answered in ${Math.round(ms)} ms`);
+        assert.ok(ms < 10_000, `${url} answered in ${Math.round(ms)} ms`);
       }
     } finally {
       await app.close();
@@ -324,7 +328,7 @@ describe('database unreachable', () => {
     }
   });
 
-  test('PostgreSQL stopped under a running server: 503 within a second, every time', async () => {
+  test('PostgreSQL stopped under a running server: 503 at once, every time (no back-off piling up)', async () => {
     const pg = await startPostgres();
     let stopped = false;
     const db = await connectTestDatabase(pg.url);
@@ -342,7 +346,7 @@ describe('database unreachable', () => {
         const { res, ms } = await timedGet(app, url);
         assert.equal(res.statusCode, 503, url);
         assert.deepEqual(res.json(), UNAVAILABLE);
-        assert.ok(ms < 1000, `request ${i} answered in ${Math.round(ms)} ms`);
+        assert.ok(ms < 5_000, `request ${i} answered in ${Math.round(ms)} ms`);
       }
     } finally {
       await app.close();

@@ -149,6 +149,35 @@ for (const engine of testEngines(import.meta.url)) {
       });
     });
 
+    test('streamed in an unconfirmed microblock: pruned, and its higher-fee rival replaced by it', async () => {
+      await withApi(engine, async (api) => {
+        await api.chain.block();
+        const streamed = await transferWithEvent({
+          from: 'alice',
+          to: BOB,
+          amount: 1200,
+          fee: 200,
+          nonce: 0,
+        });
+        const rival = await transfer(900);
+        await api.chain.mempool([streamed.tx, rival]);
+        assert.deepEqual(await status(api, streamed.tx), {
+          tx_status: 'dropped_replace_by_fee',
+          replaced_by_tx_id: rival.txid,
+        });
+        assert.equal(await pendingTransfers(api), 1);
+        // the original prunes a microblock's txs as it prunes a block's: the same rule
+        await api.chain.microblock({ txs: [streamed] });
+        assert.deepEqual(await status(api, rival), {
+          tx_status: 'dropped_replace_by_fee',
+          replaced_by_tx_id: streamed.tx.txid,
+        });
+        assert.equal(await pendingTransfers(api), 0);
+        const { body } = await getJson(api.app, `/extended/v1/tx/${streamed.tx.txid}?unanchored=true`);
+        assert.equal(body.tx_status, 'success');
+      });
+    });
+
     test('a drop reaches pending txs only', async () => {
       await withApi(engine, async (api) => {
         await api.chain.block();

@@ -379,33 +379,5 @@ for (const engine of testEngines(import.meta.url)) {
         await ctx.store.close();
       }
     });
-
-    test('the schema refuses two txs of one block with one tx_index (migration 019)', async () => {
-      const ctx = await openObserver(engine);
-      try {
-        const t = new Transfers();
-        assert.equal((await post(ctx.app, '/new_block', (await t.block()).message.body)).statusCode, 200);
-        // (block 2: at height 1 genesis rows adopted into block 1 share its tx indexes, see the migration)
-        const block = (await t.block(2)).message;
-        assert.equal((await post(ctx.app, '/new_block', block.body)).statusCode, 200);
-        const other = '0x' + 'fe'.repeat(32);
-        const error = await ctx.store.sql
-          .begin(async (sql) => {
-            await sql`CREATE TEMP TABLE copy ON COMMIT DROP AS
-              SELECT * FROM txs WHERE index_block_hash = ${block.payload.index_block_hash as string} AND tx_index = 0`;
-            await sql`UPDATE copy SET tx_id = ${other}`;
-            await sql`INSERT INTO txs SELECT * FROM copy`;
-          })
-          .then(
-            () => undefined,
-            (err: { code?: string; constraint_name?: string }) => err,
-          );
-        assert.equal(error?.code, '23505');
-        assert.equal(error?.constraint_name, 'txs_block_tx_index_idx');
-      } finally {
-        await ctx.app.close();
-        await ctx.store.close();
-      }
-    });
   });
 }

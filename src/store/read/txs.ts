@@ -1,63 +1,56 @@
 import type { Sql } from '../db.js';
 import { MempoolStatus } from '../schema/codes.js';
 import { statement } from '../statement.js';
+import type { MempoolTxRow, TxRow } from '../schema/rows.js';
+import { decodedTxColumns, txColumns } from '../schema/tables.js';
 import { canonicalRow, unconfirmedRow, visibleRow, type Visibility } from '../visibility.js';
 
 const MAX_INT = 2_147_483_647;
 
 // Reads of transactions: mined rows (with their events, page by page) and mempool rows.
 
-/** The decoded columns mined and mempool rows share. */
-interface DecodedTxRecord {
-  tx_id: string;
-  type_id: number;
-  nonce: number;
-  fee_rate: string;
-  sender_address: string;
-  sponsored: boolean;
-  sponsor_address: string | null;
-  sponsor_nonce: number | null;
-  anchor_mode: number;
-  post_condition_mode: number;
-  post_conditions: unknown[];
-  payload: Record<string, unknown>;
-  /** For contract calls: the called function's entry of the contract ABI, when the contract is known. */
+/**
+ * Columns of a stored tx that its records leave out: the bytes (`raw_tx`, `tx_size`: read by their own
+ * endpoint), the payload's fields kept apart for indexes (the renderer reads them from `payload`), and the
+ * parent's index block hash. Every other column of `txs` and `mempool_txs` (schema/tables.ts) is read.
+ */
+const NOT_IN_RECORDS = [
+  'raw_tx',
+  'tx_size',
+  'token_transfer_recipient',
+  'token_transfer_amount',
+  'contract_call_contract_id',
+  'smart_contract_contract_id',
+  'parent_index_block_hash',
+] as const;
+type NotInRecords = (typeof NOT_IN_RECORDS)[number];
+
+const recordColumns = <Name extends string>(columns: Record<Name, unknown>) =>
+  (Object.keys(columns) as Name[]).filter(
+    (name): name is Exclude<Name, NotInRecords> => !(NOT_IN_RECORDS as readonly string[]).includes(name),
+  );
+
+/** The decoded columns mined and mempool records share. */
+const DECODED_COLUMNS = recordColumns(decodedTxColumns);
+/** The columns of a mined record (`MinedTxRecord` without `function_abi` and `events`). */
+const MINED_COLUMNS = recordColumns(txColumns);
+
+/** For contract calls: the called function's entry of the contract ABI, when the contract is known. */
+interface FunctionAbi {
   function_abi: unknown;
 }
 
-export interface MinedTxRecord extends DecodedTxRecord {
-  index_block_hash: string;
-  microblock_hash: string;
-  block_hash: string;
-  block_height: number;
-  block_time: number;
-  burn_block_time: number;
-  burn_block_height: number;
-  parent_burn_block_time: number;
-  parent_block_hash: string;
-  tx_index: number;
-  microblock_sequence: number;
-  canonical: boolean;
-  microblock_canonical: boolean;
-  status: number;
-  raw_result: string;
-  result_repr: string;
-  vm_error: string | null;
-  event_count: number;
-  execution_cost_read_count: number;
-  execution_cost_read_length: number;
-  execution_cost_runtime: number;
-  execution_cost_write_count: number;
-  execution_cost_write_length: number;
-  /** The requested page of the tx's events (empty when none was asked). */
-  events: EventRecord[];
-}
+export type MinedTxRecord = Pick<TxRow, (typeof MINED_COLUMNS)[number]> &
+  FunctionAbi & {
+    /** The requested page of the tx's events (empty when none was asked). */
+    events: EventRecord[];
+  };
 
-export interface MempoolTxRecord extends DecodedTxRecord {
-  status: number;
-  replaced_by_tx_id: string | null;
-  receipt_time: number;
-}
+export type MempoolTxRecord = Pick<
+  MempoolTxRow,
+  (typeof DECODED_COLUMNS)[number] | 'status' | 'replaced_by_tx_id' | 'receipt_time'
+> &
+  FunctionAbi;
 
 export interface EventRecord {
   event_index: number;
@@ -84,50 +77,6 @@ export interface EventPage {
 
 // Each statement's text is built once, when this module loads, from the column lists and the subqueries
 // below and from the visibility rule (store/statement.ts says why flat, prepared text).
-
-/** The decoded columns mined and mempool rows share (`DecodedTxRecord` without `function_abi`). */
-const DECODED_COLUMNS = [
-  'tx_id',
-  'type_id',
-  'nonce',
-  'fee_rate',
-  'sender_address',
-  'sponsored',
-  'sponsor_address',
-  'sponsor_nonce',
-  'anchor_mode',
-  'post_condition_mode',
-  'post_conditions',
-  'payload',
-] as const satisfies readonly (keyof DecodedTxRecord)[];
-
-/** The columns of a mined row (`MinedTxRecord` without `function_abi` and `events`). */
-const MINED_COLUMNS = [
-  ...DECODED_COLUMNS,
-  'index_block_hash',
-  'microblock_hash',
-  'block_hash',
-  'block_height',
-  'block_time',
-  'burn_block_time',
-  'burn_block_height',
-  'parent_burn_block_time',
-  'parent_block_hash',
-  'tx_index',
-  'microblock_sequence',
-  'canonical',
-  'microblock_canonical',
-  'status',
-  'raw_result',
-  'result_repr',
-  'vm_error',
-  'event_count',
-  'execution_cost_read_count',
-  'execution_cost_read_length',
-  'execution_cost_runtime',
-  'execution_cost_write_count',
-  'execution_cost_write_length',
-] as const satisfies readonly (keyof MinedTxRecord)[];
 
 /** The columns of an event (`EventRecord`) and the SQL expression giving each. */
 const EVENT_FIELDS: Record<keyof EventRecord, string> = {

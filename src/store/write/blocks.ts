@@ -1,178 +1,31 @@
 import type { TransactionSql } from '../db.js';
-import { bulkInsert, columnArrays, inStatementsOfBoundedSize, PREPARED, type ColumnSpec } from './bulk.js';
-import type {
-  BlockRow,
-  ChainRows,
-  DecodedTxColumns,
-  EventRow,
-  MicroblockRow,
-  MinerRewardRow,
-  PrincipalTxRow,
-  SmartContractRow,
-  TxRow,
-} from '../schema/rows.js';
+import { bulkInsert, columnArrays, inStatementsOfBoundedSize, PREPARED } from './bulk.js';
+import {
+  blockColumns,
+  columnSpec,
+  eventColumns,
+  minerRewardColumns,
+  principalTxColumns,
+  smartContractColumns,
+  txColumns,
+} from '../schema/tables.js';
+import type { BlockRow, ChainRows, MinerRewardRow, PrincipalTxRow, TxRow } from '../schema/rows.js';
 
-const blockColumns: ColumnSpec<BlockRow> = [
-  ['index_block_hash', 'text'],
-  ['block_hash', 'text'],
-  ['block_height', 'int4'],
-  ['parent_index_block_hash', 'text'],
-  ['parent_block_hash', 'text'],
-  ['parent_microblock_hash', 'text'],
-  ['parent_microblock_sequence', 'int4'],
-  ['burn_block_hash', 'text'],
-  ['burn_block_height', 'int4'],
-  ['burn_block_time', 'int8'],
-  ['parent_burn_block_time', 'int8'],
-  ['block_time', 'int8'],
-  ['miner_txid', 'text'],
-  ['tenure_height', 'int4'],
-  ['signer_bitvec', 'text'],
-  ['tx_count', 'int4'],
-  ['execution_cost_read_count', 'int8'],
-  ['execution_cost_read_length', 'int8'],
-  ['execution_cost_runtime', 'int8'],
-  ['execution_cost_write_count', 'int8'],
-  ['execution_cost_write_length', 'int8'],
-  ['canonical', 'bool'],
-  ['message_hash', 'text'],
-];
-
-export const decodedTxColumns: ColumnSpec<DecodedTxColumns> = [
-  ['tx_id', 'text'],
-  ['type_id', 'int2'],
-  ['nonce', 'int8'],
-  ['fee_rate', 'numeric'],
-  ['sender_address', 'text'],
-  ['sponsored', 'bool'],
-  ['sponsor_address', 'text'],
-  ['sponsor_nonce', 'int8'],
-  ['anchor_mode', 'int2'],
-  ['post_condition_mode', 'int2'],
-  ['post_conditions', 'jsonb'],
-  ['payload', 'jsonb'],
-  ['token_transfer_recipient', 'text'],
-  ['token_transfer_amount', 'numeric'],
-  ['contract_call_contract_id', 'text'],
-  ['smart_contract_contract_id', 'text'],
-  ['raw_tx', 'text'],
-  ['tx_size', 'int4'],
-];
-
-const txColumns: ColumnSpec<TxRow> = [
-  ...decodedTxColumns,
-  ['index_block_hash', 'text'],
-  ['microblock_hash', 'text'],
-  ['block_hash', 'text'],
-  ['block_height', 'int4'],
-  ['block_time', 'int8'],
-  ['burn_block_time', 'int8'],
-  ['burn_block_height', 'int4'],
-  ['parent_burn_block_time', 'int8'],
-  ['parent_block_hash', 'text'],
-  ['parent_index_block_hash', 'text'],
-  ['tx_index', 'int4'],
-  ['microblock_sequence', 'int4'],
-  ['canonical', 'bool'],
-  ['microblock_canonical', 'bool'],
-  ['status', 'int2'],
-  ['raw_result', 'text'],
-  ['result_repr', 'text'],
-  ['vm_error', 'text'],
-  ['event_count', 'int4'],
-  ['execution_cost_read_count', 'int8'],
-  ['execution_cost_read_length', 'int8'],
-  ['execution_cost_runtime', 'int8'],
-  ['execution_cost_write_count', 'int8'],
-  ['execution_cost_write_length', 'int8'],
-];
-
-const eventColumns: ColumnSpec<EventRow> = [
-  ['tx_id', 'text'],
-  ['index_block_hash', 'text'],
-  ['microblock_hash', 'text'],
-  ['event_index', 'int4'],
-  ['block_height', 'int4'],
-  ['tx_index', 'int4'],
-  ['microblock_sequence', 'int4'],
-  ['canonical', 'bool'],
-  ['microblock_canonical', 'bool'],
-  ['kind', 'int2'],
-  ['asset_event_type', 'int2'],
-  ['sender', 'text'],
-  ['recipient', 'text'],
-  ['amount', 'numeric'],
-  ['asset_identifier', 'text'],
-  ['value', 'text'],
-  ['value_repr', 'text'],
-  ['memo', 'text'],
-  ['contract_id', 'text'],
-  ['topic', 'text'],
-  ['locked_address', 'text'],
-  ['unlock_height', 'int8'],
-  ['pox_name', 'text'],
-];
-
-const smartContractColumns: ColumnSpec<SmartContractRow> = [
-  ['contract_id', 'text'],
-  ['tx_id', 'text'],
-  ['index_block_hash', 'text'],
-  ['microblock_hash', 'text'],
-  ['block_height', 'int4'],
-  ['clarity_version', 'int2'],
-  ['abi', 'jsonb'],
-  ['canonical', 'bool'],
-  ['microblock_canonical', 'bool'],
-];
-
-const principalTxColumns: ColumnSpec<PrincipalTxRow> = [
-  ['principal', 'text'],
-  ['tx_id', 'text'],
-  ['index_block_hash', 'text'],
-  ['microblock_hash', 'text'],
-  ['block_height', 'int4'],
-  ['microblock_sequence', 'int4'],
-  ['tx_index', 'int4'],
-  ['canonical', 'bool'],
-  ['microblock_canonical', 'bool'],
-];
-
-const minerRewardColumns: ColumnSpec<MinerRewardRow> = [
-  ['index_block_hash', 'text'],
-  ['mature_block_height', 'int4'],
-  ['from_index_consensus_hash', 'text'],
-  ['from_stacks_block_hash', 'text'],
-  ['recipient', 'text'],
-  ['miner_address', 'text'],
-  ['coinbase_amount', 'numeric'],
-  ['tx_fees_anchored', 'numeric'],
-  ['tx_fees_streamed_confirmed', 'numeric'],
-  ['tx_fees_streamed_produced', 'numeric'],
-  ['canonical', 'bool'],
-];
-
-export const microblockColumns: ColumnSpec<MicroblockRow> = [
-  ['microblock_hash', 'text'],
-  ['microblock_sequence', 'int4'],
-  ['microblock_parent_hash', 'text'],
-  ['parent_index_block_hash', 'text'],
-  ['index_block_hash', 'text'],
-  ['block_height', 'int4'],
-  ['burn_block_hash', 'text'],
-  ['burn_block_height', 'int4'],
-  ['burn_block_time', 'int8'],
-  ['microblock_canonical', 'bool'],
-  ['received_at', 'int8'],
-];
+const blockSpec = columnSpec(blockColumns);
+const txSpec = columnSpec(txColumns);
+const eventSpec = columnSpec(eventColumns);
+const smartContractSpec = columnSpec(smartContractColumns);
+const principalTxSpec = columnSpec(principalTxColumns);
+const minerRewardSpec = columnSpec(minerRewardColumns);
 
 // The insert helpers send their statements at once and need not be awaited one by one (see `sendAll`).
 
 export function insertBlock(sql: TransactionSql, block: BlockRow): Promise<unknown> {
-  return bulkInsert(sql, 'blocks', blockColumns, [block]);
+  return bulkInsert(sql, 'blocks', blockSpec, [block]);
 }
 
 export function insertMinerRewards(sql: TransactionSql, rows: MinerRewardRow[]): Promise<unknown> {
-  return bulkInsert(sql, 'miner_rewards', minerRewardColumns, rows);
+  return bulkInsert(sql, 'miner_rewards', minerRewardSpec, rows);
 }
 
 /**
@@ -193,12 +46,12 @@ export function insertChainRows(
 ): Promise<unknown> {
   const onConflict = options.fresh ? '' : 'ON CONFLICT DO NOTHING';
   return Promise.all([
-    bulkInsert(sql, 'txs', txColumns, rows.txs, onConflict),
-    bulkInsert(sql, 'events', eventColumns, rows.events, onConflict),
-    bulkInsert(sql, 'smart_contracts', smartContractColumns, rows.smartContracts, 'ON CONFLICT DO NOTHING'),
+    bulkInsert(sql, 'txs', txSpec, rows.txs, onConflict),
+    bulkInsert(sql, 'events', eventSpec, rows.events, onConflict),
+    bulkInsert(sql, 'smart_contracts', smartContractSpec, rows.smartContracts, 'ON CONFLICT DO NOTHING'),
     options.ordinals
       ? insertPrincipalTxsWithOrdinals(sql, rows.principalTxs, options.fresh ?? false)
-      : bulkInsert(sql, 'principal_txs', principalTxColumns, rows.principalTxs, onConflict),
+      : bulkInsert(sql, 'principal_txs', principalTxSpec, rows.principalTxs, onConflict),
   ]);
 }
 
@@ -225,7 +78,7 @@ function insertPrincipalTxsWithOrdinals(
       a.microblock_sequence - b.microblock_sequence ||
       a.tx_index - b.tx_index,
   );
-  return inStatementsOfBoundedSize(ordered, (chunk) =>
+  return inStatementsOfBoundedSize(sql, ordered, (chunk) =>
     sql
       .unsafe(
         `WITH u AS (
@@ -247,7 +100,7 @@ function insertPrincipalTxsWithOrdinals(
       INSERT INTO principal_stats AS s (principal, tx_count)
       SELECT principal, count(*) FROM ${fresh ? 'u' : 'inserted'} GROUP BY principal
       ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count`,
-        columnArrays(sql, principalTxColumns, chunk),
+        columnArrays(sql, principalTxSpec, chunk),
         PREPARED,
       )
       .execute(),

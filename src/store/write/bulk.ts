@@ -1,12 +1,8 @@
 import type { TransactionSql } from '../db.js';
 import { PREPARED } from '../statement.js';
+import type { ColumnSpec, ColumnType } from '../schema/tables.js';
 
 export { PREPARED };
-
-type ColumnType = 'text' | 'int2' | 'int4' | 'int8' | 'numeric' | 'bool' | 'jsonb';
-
-/** A table's columns for bulk insert, in insert order. */
-export type ColumnSpec<Row> = readonly (readonly [keyof Row & string, ColumnType])[];
 
 /**
  * Inserts many rows, ROWS_PER_STATEMENT at a time: one array parameter per column, expanded by unnest. The
@@ -22,7 +18,7 @@ export function bulkInsert<Row extends object>(
   onConflict = '',
 ): Promise<unknown> {
   const text = insertStatement(table, columns, onConflict);
-  return inStatementsOfBoundedSize(rows, (chunk) =>
+  return inStatementsOfBoundedSize(sql, rows, (chunk) =>
     sql.unsafe(text, columnArrays(sql, columns, chunk), PREPARED).execute(),
   );
 }
@@ -41,8 +37,14 @@ export function bulkInsert<Row extends object>(
  */
 const ROWS_PER_STATEMENT = 250;
 
-/** Calls `send` for each slice of at most ROWS_PER_STATEMENT rows, in order, each once the previous one is done. */
+/**
+ * Calls `send` for each slice of at most ROWS_PER_STATEMENT rows, in order, each once the previous one is
+ * done. The first is sent at once; a later one is sent only while the transaction `sql` is still open: once
+ * its callback has settled (`transactionSettled`: it threw and the ROLLBACK follows, or it returned), a
+ * statement sent on its connection would run outside it, so the rest fails instead.
+ */
 export function inStatementsOfBoundedSize<Row>(
+  sql: TransactionSql,
   rows: readonly Row[],
   send: (chunk: readonly Row[]) => Promise<unknown>,
 ): Promise<unknown> {
@@ -52,9 +54,19 @@ export function inStatementsOfBoundedSize<Row>(
   return (async () => {
     await first;
     for (let start = ROWS_PER_STATEMENT; start < rows.length; start += ROWS_PER_STATEMENT) {
+      if (settledTransactions.has(sql)) {
+        throw new Error(`the transaction ended with ${rows.length - start} rows of an insert not sent`);
+      }
       await send(rows.slice(start, start + ROWS_PER_STATEMENT));
     }
   })();
+}
+
+const settledTransactions = new WeakSet<TransactionSql>();
+
+/** Called by `Store.transaction` when the transaction's callback has settled, before COMMIT or ROLLBACK. */
+export function transactionSettled(sql: TransactionSql): void {
+  settledTransactions.add(sql);
 }
 
 /**

@@ -1,76 +1,26 @@
 import type { TransactionSql } from '../db.js';
-import { columnArrays, PREPARED, type ColumnSpec } from './bulk.js';
-import { type ChainRows, type MinerRewardRow } from '../schema/rows.js';
+import { columnArrays, PREPARED } from './bulk.js';
+import type { ColumnSpec } from '../schema/tables.js';
+import type { EventRow, MinerRewardRow } from '../schema/rows.js';
 import { EventKind } from '../schema/codes.js';
+import { feePayer, type FeePayerColumns } from '../fee-payer.js';
 
 // What a set of anchored blocks adds to the running per-principal state: STX, FT and NFT totals and the
 // principal transaction ordinals. Applied with +1 when blocks become canonical and -1 when a reorg orphans
 // them; orphaned blocks are always the newest ones, so the ordinals they free are the tail of each list.
 
-/**
- * Adds (sign 1) or removes (sign -1) the balance contributions of the given blocks. The three statements
- * are sent at once (see `sendAll`).
- */
-export function applyBalanceContributions(
-  sql: TransactionSql,
-  indexBlockHashes: string[],
-  sign: 1 | -1,
-): Promise<unknown> {
-  if (indexBlockHashes.length === 0) return Promise.resolve();
-  const stx = sql`
-    WITH parts (principal, sent, received, fees, rewards) AS (
-      SELECT sender, amount, 0, 0, 0 FROM events
-        WHERE index_block_hash = ANY(${indexBlockHashes}) AND kind = ${EventKind.stxAsset} AND sender IS NOT NULL
-      UNION ALL
-      SELECT recipient, 0, amount, 0, 0 FROM events
-        WHERE index_block_hash = ANY(${indexBlockHashes}) AND kind = ${EventKind.stxAsset} AND recipient IS NOT NULL
-      UNION ALL
-      SELECT CASE WHEN sponsored THEN sponsor_address ELSE sender_address END, 0, 0, fee_rate, 0 FROM txs
-        WHERE index_block_hash = ANY(${indexBlockHashes})
-      UNION ALL
-      SELECT recipient, 0, 0, 0,
-          coinbase_amount + tx_fees_anchored + tx_fees_streamed_confirmed + tx_fees_streamed_produced
-        FROM miner_rewards WHERE index_block_hash = ANY(${indexBlockHashes})
-    )
-    INSERT INTO stx_balances AS b (principal, total_sent, total_received, total_fees_sent, total_miner_rewards_received)
-    SELECT principal, ${sign} * sum(sent), ${sign} * sum(received), ${sign} * sum(fees), ${sign} * sum(rewards)
-    FROM parts GROUP BY principal
-    ON CONFLICT (principal) DO UPDATE SET
-      total_sent = b.total_sent + excluded.total_sent,
-      total_received = b.total_received + excluded.total_received,
-      total_fees_sent = b.total_fees_sent + excluded.total_fees_sent,
-      total_miner_rewards_received = b.total_miner_rewards_received + excluded.total_miner_rewards_received`.execute();
-
-  const ft = sql`
-    WITH parts (principal, asset_identifier, sent, received) AS (
-      SELECT sender, asset_identifier, amount, 0 FROM events
-        WHERE index_block_hash = ANY(${indexBlockHashes}) AND kind = ${EventKind.ftAsset} AND sender IS NOT NULL
-      UNION ALL
-      SELECT recipient, asset_identifier, 0, amount FROM events
-        WHERE index_block_hash = ANY(${indexBlockHashes}) AND kind = ${EventKind.ftAsset} AND recipient IS NOT NULL
-    )
-    INSERT INTO ft_balances AS b (principal, asset_identifier, total_sent, total_received)
-    SELECT principal, asset_identifier, ${sign} * sum(sent), ${sign} * sum(received)
-    FROM parts GROUP BY principal, asset_identifier
-    ON CONFLICT (principal, asset_identifier) DO UPDATE SET
-      total_sent = b.total_sent + excluded.total_sent,
-      total_received = b.total_received + excluded.total_received`.execute();
-
-  const nft = sql`
-    WITH parts (principal, asset_identifier, sent, received) AS (
-      SELECT sender, asset_identifier, 1, 0 FROM events
-        WHERE index_block_hash = ANY(${indexBlockHashes}) AND kind = ${EventKind.nftAsset} AND sender IS NOT NULL
-      UNION ALL
-      SELECT recipient, asset_identifier, 0, 1 FROM events
-        WHERE index_block_hash = ANY(${indexBlockHashes}) AND kind = ${EventKind.nftAsset} AND recipient IS NOT NULL
-    )
-    INSERT INTO nft_balances AS b (principal, asset_identifier, sent_count, received_count)
-    SELECT principal, asset_identifier, ${sign} * sum(sent), ${sign} * sum(received)
-    FROM parts GROUP BY principal, asset_identifier
-    ON CONFLICT (principal, asset_identifier) DO UPDATE SET
-      sent_count = b.sent_count + excluded.sent_count,
-      received_count = b.received_count + excluded.received_count`.execute();
-  return Promise.all([stx, ft, nft]);
+/** The columns of a block's rows that its balance contributions are summed from. */
+export interface ContributionRows {
+  events: readonly Pick<EventRow, 'kind' | 'sender' | 'recipient' | 'amount' | 'asset_identifier'>[];
+  txs: readonly (FeePayerColumns & { fee_rate: string })[];
+  rewards: readonly Pick<
+    MinerRewardRow,
+    | 'recipient'
+    | 'coinbase_amount'
+    | 'tx_fees_anchored'
+    | 'tx_fees_streamed_confirmed'
+    | 'tx_fees_streamed_produced'
+  >[];
 }
 
 interface StxContribution {
@@ -111,17 +61,27 @@ const nftColumns: ColumnSpec<AssetContribution> = [
 const INTEGER = /^[0-9]+$/;
 
 /**
- * What `applyBalanceContributions(sql, [block], 1)` adds, summed here from the rows of a block being
- * inserted in the same transaction (all of them: see `insertChainRows`'s `fresh`) instead of read back from
- * `events`, `txs` and `miner_rewards`: one upsert per table from arrays. Returns null when a value is not
- * what those statements expect (a missing principal or amount, a non-integer amount): the caller then runs
- * them, so such a block behaves exactly as before.
+ * An amount as stored: the observer payload schema admits only u128 decimal strings (protocol/payloads.ts
+ * `Amount`), and numeric reads back as the same digits, so anything else is a broken invariant, not input.
  */
-export function addRowContributions(
+function integer(value: string | null, what: string): bigint {
+  if (value === null || !INTEGER.test(value)) throw new Error(`${what}: amount ${value} is not an integer`);
+  return BigInt(value);
+}
+
+/**
+ * Adds (sign 1) or removes (sign -1) what a set of blocks contributes to the running balances: STX sent and
+ * received by asset events, fees by their payer (fee-payer.ts), matured miner rewards; FT amounts and NFT
+ * counts sent and received per asset. Summed here from the blocks' rows (in hand for a block being inserted,
+ * or read back by `readContributionRows`), then one upsert per table from arrays. (This replaced an
+ * equivalent set of INSERT ... SELECT statements reading the rows back: summing rows already in hand spares
+ * the block's hot write path that read; one rule serves both.)
+ */
+export function applyRowContributions(
   sql: TransactionSql,
-  rows: ChainRows,
-  rewards: readonly MinerRewardRow[],
-): Promise<unknown> | null {
+  rows: ContributionRows,
+  sign: 1 | -1,
+): Promise<unknown> {
   const stx = new Map<string, StxContribution>();
   const ft = new Map<string, AssetContribution>();
   const nft = new Map<string, AssetContribution>();
@@ -136,46 +96,34 @@ export function addRowContributions(
     if (!c) map.set(key, (c = { principal, asset_identifier: asset, sent: 0n, received: 0n }));
     return c;
   };
-  const amount = (value: string | null) => (value !== null && INTEGER.test(value) ? BigInt(value) : null);
+  const amount = sign === 1 ? integer : (value: string | null, what: string) => -integer(value, what);
 
   for (const e of rows.events) {
+    if (e.sender === null && e.recipient === null) continue;
     if (e.kind === EventKind.stxAsset) {
-      if (e.sender === null && e.recipient === null) continue;
-      const value = amount(e.amount);
-      if (value === null) return null;
+      const value = amount(e.amount, 'stx event');
       if (e.sender !== null) stxOf(e.sender).sent += value;
       if (e.recipient !== null) stxOf(e.recipient).received += value;
     } else if (e.kind === EventKind.ftAsset || e.kind === EventKind.nftAsset) {
-      if (e.sender === null && e.recipient === null) continue;
-      if (e.asset_identifier === null) return null;
+      if (e.asset_identifier === null) throw new Error('asset event without asset identifier');
       const isFt = e.kind === EventKind.ftAsset;
-      const value = isFt ? amount(e.amount) : 1n;
-      if (value === null) return null;
+      const value = isFt ? amount(e.amount, 'ft event') : BigInt(sign);
       const map = isFt ? ft : nft;
       if (e.sender !== null) assetOf(map, e.sender, e.asset_identifier).sent += value;
       if (e.recipient !== null) assetOf(map, e.recipient, e.asset_identifier).received += value;
     }
   }
   for (const t of rows.txs) {
-    const payer = t.sponsored ? t.sponsor_address : t.sender_address;
-    const fee = amount(t.fee_rate);
-    if (payer === null || fee === null) return null;
-    stxOf(payer).fees += fee;
+    const payer = feePayer(t);
+    if (payer === null) throw new Error('sponsored tx without sponsor address');
+    stxOf(payer).fees += amount(t.fee_rate, 'fee');
   }
-  for (const r of rewards) {
-    const parts = [
-      r.coinbase_amount,
-      r.tx_fees_anchored,
-      r.tx_fees_streamed_confirmed,
-      r.tx_fees_streamed_produced,
-    ];
-    let total = 0n;
-    for (const part of parts) {
-      const value = amount(part);
-      if (value === null) return null;
-      total += value;
-    }
-    stxOf(r.recipient).rewards += total;
+  for (const r of rows.rewards) {
+    stxOf(r.recipient).rewards +=
+      amount(r.coinbase_amount, 'coinbase') +
+      amount(r.tx_fees_anchored, 'reward') +
+      amount(r.tx_fees_streamed_confirmed, 'reward') +
+      amount(r.tx_fees_streamed_produced, 'reward');
   }
 
   const statements: Promise<unknown>[] = [];
@@ -230,6 +178,38 @@ export function addRowContributions(
   return Promise.all(statements);
 }
 
+/** The stored rows of a set of blocks that `applyRowContributions` sums (all of them, as stored). */
+async function readContributionRows(
+  sql: TransactionSql,
+  indexBlockHashes: string[],
+): Promise<ContributionRows> {
+  if (indexBlockHashes.length === 0) return { events: [], txs: [], rewards: [] };
+  const kinds = [EventKind.stxAsset, EventKind.ftAsset, EventKind.nftAsset];
+  const [events, txs, rewards] = await Promise.all([
+    sql<ContributionRows['events'][number][]>`
+      SELECT kind, sender, recipient, amount::text AS amount, asset_identifier FROM events
+      WHERE index_block_hash = ANY(${indexBlockHashes}) AND kind = ANY(${kinds})`.execute(),
+    sql<ContributionRows['txs'][number][]>`
+      SELECT sender_address, sponsored, sponsor_address, fee_rate::text AS fee_rate FROM txs
+      WHERE index_block_hash = ANY(${indexBlockHashes})`.execute(),
+    sql<ContributionRows['rewards'][number][]>`
+      SELECT recipient, coinbase_amount::text AS coinbase_amount, tx_fees_anchored::text AS tx_fees_anchored,
+        tx_fees_streamed_confirmed::text AS tx_fees_streamed_confirmed,
+        tx_fees_streamed_produced::text AS tx_fees_streamed_produced
+      FROM miner_rewards WHERE index_block_hash = ANY(${indexBlockHashes})`.execute(),
+  ]);
+  return { events, txs, rewards };
+}
+
+/** `applyRowContributions` of blocks whose rows are stored (a reorg, or a block whose rows were not all new). */
+export async function applyStoredContributions(
+  sql: TransactionSql,
+  indexBlockHashes: string[],
+  sign: 1 | -1,
+): Promise<void> {
+  await applyRowContributions(sql, await readContributionRows(sql, indexBlockHashes), sign);
+}
+
 /**
  * Numbers the principal index rows of newly canonical blocks after each principal's existing rows, in chain
  * order (height, microblock sequence, tx index), and raises the principals' tx counts.
@@ -274,7 +254,7 @@ async function releaseOrdinals(sql: TransactionSql, indexBlockHashes: string[]):
 
 /** Everything a block adds once it is canonical. */
 export async function addBlockContributions(sql: TransactionSql, indexBlockHashes: string[]): Promise<void> {
-  await applyBalanceContributions(sql, indexBlockHashes, 1);
+  await applyStoredContributions(sql, indexBlockHashes, 1);
   await assignOrdinals(sql, indexBlockHashes);
 }
 
@@ -283,6 +263,6 @@ export async function removeBlockContributions(
   sql: TransactionSql,
   indexBlockHashes: string[],
 ): Promise<void> {
-  await applyBalanceContributions(sql, indexBlockHashes, -1);
+  await applyStoredContributions(sql, indexBlockHashes, -1);
   await releaseOrdinals(sql, indexBlockHashes);
 }

@@ -1,5 +1,5 @@
 import type { TransactionSql } from '../db.js';
-import { microblockColumns } from './blocks.js';
+import { columnSpec, microblockColumns } from '../schema/tables.js';
 import { bulkInsert } from './bulk.js';
 import type { MicroblockRow } from '../schema/rows.js';
 
@@ -8,8 +8,10 @@ import type { MicroblockRow } from '../schema/rows.js';
 
 const STAGED_TABLES = ['txs', 'events', 'principal_txs', 'smart_contracts'] as const;
 
+const microblockSpec = columnSpec(microblockColumns);
+
 export function insertMicroblocks(sql: TransactionSql, rows: MicroblockRow[]): Promise<unknown> {
-  return bulkInsert(sql, 'microblocks', microblockColumns, rows, 'ON CONFLICT (microblock_hash) DO NOTHING');
+  return bulkInsert(sql, 'microblocks', microblockSpec, rows, 'ON CONFLICT (microblock_hash) DO NOTHING');
 }
 
 export interface StoredMicroblock {

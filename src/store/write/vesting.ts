@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from '../db.js';
-import { bulkInsert, type ColumnSpec } from './bulk.js';
+import { bulkInsert } from './bulk.js';
+import type { ColumnSpec } from '../schema/tables.js';
 
 export interface VestingRow {
   address: string;

@@ -1,0 +1,212 @@
+// Each table's columns, written once: name (in insert order), the SQL type of its bulk-insert parameter,
+// nullability, and for jsonb the shape of the value. The row types (schema/rows.ts), the bulk insert specs
+// (write/bulk.ts users) and the SELECT lists of the reads (read/txs.ts) are derived from these lists, so a
+// new column is the migration, its line here, its value where rows are built (ingest/chain-rows.ts) and its
+// rendering. Types and NOT NULL are the migrations' (migrations/001_schema.sql and later).
+
+export type ColumnType = 'text' | 'int2' | 'int4' | 'int8' | 'numeric' | 'bool' | 'jsonb';
+
+/** The JS value of each column type as the store reads and writes it (numeric as a decimal string). */
+interface ValueOfType {
+  text: string;
+  int2: number;
+  int4: number;
+  int8: number;
+  numeric: string;
+  bool: boolean;
+  jsonb: unknown;
+}
+
+/** A column: its type, and its JS value type (a phantom: carried by the type, never set). */
+export interface Column<Value = unknown> {
+  readonly type: ColumnType;
+  readonly value?: Value;
+}
+
+type Table = Record<string, Column>;
+
+const column = <T extends ColumnType>(type: T): Column<ValueOfType[T]> => ({ type });
+const text = column('text');
+const int2 = column('int2');
+const int4 = column('int4');
+const int8 = column('int8');
+const numeric = column('numeric');
+const bool = column('bool');
+const json = <V>(): Column<V> => ({ type: 'jsonb' });
+const nullable = <V>(c: Column<V>): Column<V | null> => c;
+
+/** The row type of a table's columns. */
+export type RowOf<T extends Table> = { -readonly [K in keyof T]: T[K] extends Column<infer V> ? V : never };
+
+/** A table's columns for bulk insert, in insert order. */
+export type ColumnSpec<Row> = readonly (readonly [keyof Row & string, ColumnType])[];
+
+/** The bulk insert spec of a table's columns. */
+export function columnSpec<T extends Table>(columns: T): ColumnSpec<RowOf<T>> {
+  return Object.entries(columns).map(([name, c]) => [name as keyof RowOf<T> & string, c.type] as const);
+}
+
+export const blockColumns = {
+  index_block_hash: text,
+  block_hash: text,
+  block_height: int4,
+  parent_index_block_hash: text,
+  parent_block_hash: text,
+  parent_microblock_hash: text,
+  parent_microblock_sequence: int4,
+  burn_block_hash: text,
+  burn_block_height: int4,
+  burn_block_time: int8,
+  parent_burn_block_time: int8,
+  block_time: int8,
+  miner_txid: text,
+  tenure_height: nullable(int4),
+  signer_bitvec: nullable(text),
+  tx_count: int4,
+  execution_cost_read_count: int8,
+  execution_cost_read_length: int8,
+  execution_cost_runtime: int8,
+  execution_cost_write_count: int8,
+  execution_cost_write_length: int8,
+  canonical: bool,
+  /** content hash of the observer message that brought the block (its raw-log row), null before migration 019 */
+  message_hash: nullable(text),
+} as const;
+
+/** The decoded transaction columns `txs` and `mempool_txs` share. */
+export const decodedTxColumns = {
+  tx_id: text,
+  type_id: int2,
+  nonce: int8,
+  fee_rate: numeric,
+  sender_address: text,
+  sponsored: bool,
+  sponsor_address: nullable(text),
+  sponsor_nonce: nullable(int8),
+  anchor_mode: int2,
+  post_condition_mode: int2,
+  post_conditions: json<unknown[]>(),
+  payload: json<Record<string, unknown>>(),
+  token_transfer_recipient: nullable(text),
+  token_transfer_amount: nullable(numeric),
+  contract_call_contract_id: nullable(text),
+  smart_contract_contract_id: nullable(text),
+  raw_tx: text,
+  tx_size: int4,
+} as const;
+
+export const txColumns = {
+  ...decodedTxColumns,
+  index_block_hash: text,
+  microblock_hash: text,
+  block_hash: text,
+  block_height: int4,
+  block_time: int8,
+  burn_block_time: int8,
+  burn_block_height: int4,
+  parent_burn_block_time: int8,
+  parent_block_hash: text,
+  parent_index_block_hash: text,
+  tx_index: int4,
+  microblock_sequence: int4,
+  canonical: bool,
+  microblock_canonical: bool,
+  status: int2,
+  raw_result: text,
+  result_repr: text,
+  vm_error: nullable(text),
+  event_count: int4,
+  execution_cost_read_count: int8,
+  execution_cost_read_length: int8,
+  execution_cost_runtime: int8,
+  execution_cost_write_count: int8,
+  execution_cost_write_length: int8,
+} as const;
+
+export const mempoolTxColumns = {
+  ...decodedTxColumns,
+  pruned: bool,
+  status: int2,
+  replaced_by_tx_id: nullable(text),
+  receipt_time: int8,
+  receipt_block_height: int4,
+} as const;
+
+export const eventColumns = {
+  tx_id: text,
+  index_block_hash: text,
+  microblock_hash: text,
+  event_index: int4,
+  block_height: int4,
+  tx_index: int4,
+  microblock_sequence: int4,
+  canonical: bool,
+  microblock_canonical: bool,
+  kind: int2,
+  asset_event_type: nullable(int2),
+  sender: nullable(text),
+  recipient: nullable(text),
+  amount: nullable(numeric),
+  asset_identifier: nullable(text),
+  value: nullable(text),
+  value_repr: nullable(text),
+  memo: nullable(text),
+  contract_id: nullable(text),
+  topic: nullable(text),
+  locked_address: nullable(text),
+  unlock_height: nullable(int8),
+  /** lock-changing PoX print events: the operation (see migrations/002_accounts.sql) */
+  pox_name: nullable(text),
+} as const;
+
+export const smartContractColumns = {
+  contract_id: text,
+  tx_id: text,
+  index_block_hash: text,
+  microblock_hash: text,
+  block_height: int4,
+  clarity_version: nullable(int2),
+  abi: json<unknown>(),
+  canonical: bool,
+  microblock_canonical: bool,
+} as const;
+
+export const principalTxColumns = {
+  principal: text,
+  tx_id: text,
+  index_block_hash: text,
+  microblock_hash: text,
+  block_height: int4,
+  microblock_sequence: int4,
+  tx_index: int4,
+  canonical: bool,
+  microblock_canonical: bool,
+} as const;
+
+export const minerRewardColumns = {
+  index_block_hash: text,
+  mature_block_height: int4,
+  from_index_consensus_hash: text,
+  from_stacks_block_hash: text,
+  recipient: text,
+  miner_address: nullable(text),
+  coinbase_amount: numeric,
+  tx_fees_anchored: numeric,
+  tx_fees_streamed_confirmed: numeric,
+  tx_fees_streamed_produced: numeric,
+  canonical: bool,
+} as const;
+
+export const microblockColumns = {
+  microblock_hash: text,
+  microblock_sequence: int4,
+  microblock_parent_hash: text,
+  parent_index_block_hash: text,
+  index_block_hash: text,
+  block_height: int4,
+  burn_block_hash: text,
+  burn_block_height: int4,
+  burn_block_time: int8,
+  microblock_canonical: bool,
+  received_at: int8,
+} as const;
