@@ -17,3 +17,15 @@ export function startModuleWorker(importMetaUrl: string, name: string, options: 
       : `import(${JSON.stringify(url.href)})`;
   return new Worker(source, { ...options, eval: true });
 }
+
+/**
+ * The bytes of `data` as an ArrayBuffer to transfer to another thread (`postMessage(m, [buffer])`): its own
+ * buffer when `data` spans all of it (a large body received into a buffer of its own: moved, not copied),
+ * else a copy (a small Buffer is a view of a pool shared with others: transferring that would take it away).
+ */
+export function transferableBytes(data: Uint8Array): ArrayBuffer {
+  const buffer = data.buffer;
+  if (buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === buffer.byteLength)
+    return buffer;
+  return new Uint8Array(data).buffer; // a copy (Buffer's own `slice` would be a view of the same memory)
+}

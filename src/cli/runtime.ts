@@ -62,7 +62,7 @@ export function createIngestor(
   });
 }
 
-/** What the ingest thread (PostgreSQL) needs to run the same Ingestor as `createIngestor` on its own connection. */
+/** What the ingest thread needs to run the same Ingestor as `createIngestor` on its own connection. */
 export function ingestWorkerData(config: Config): IngestWorkerData {
   return {
     databaseUrl: config.DATABASE_URL,

@@ -1,3 +1,4 @@
+import { MessageChannel } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { accessControlFromConfig } from '../api/plugins/access-control.js';
@@ -5,20 +6,14 @@ import { accessCounters } from '../api/plugins/access-counters.js';
 import { buildApiServer } from '../api/server.js';
 import { ConfigError, replicaUrls, type Config } from '../config.js';
 import { IngestThread } from '../ingest/ingest-thread.js';
-import type { Ingestor, IngestorOptions } from '../ingest/ingestor.js';
+import type { IngestorOptions } from '../ingest/ingestor.js';
 import { buildObserverServer } from '../ingest/observer-server.js';
 import { chainStateChanged } from '../store/read/chain-state.js';
 import { ServiceMetrics, startMetricsServer } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { serviceVersion } from '../version.js';
 import { doorsOf, portError, type Door, type ServeMode } from './ports.js';
-import {
-  createIngestor,
-  ingestWorkerData,
-  openPrimaryForReader,
-  openReplicaStore,
-  openStore,
-} from './runtime.js';
+import { ingestWorkerData, openPrimaryForReader, openReplicaStore, openStore } from './runtime.js';
 
 type IngestOutcome = Parameters<NonNullable<IngestorOptions['onMessage']>>[1];
 
@@ -109,23 +104,26 @@ export async function serve(
         metrics &&
         ((path: string, outcome: IngestOutcome, seconds: number) =>
           metrics.observeIngest(path, outcome, seconds));
-      let ingestor: Pick<Ingestor, 'apply'>;
-      if (primary.engine === 'postgres') {
-        // On PostgreSQL ingest runs in a thread of its own, on its own connection: reads never wait for a
-        // large message's decoding or transaction (ingest-thread.ts).
-        const thread = new IngestThread({
-          workerData: ingestWorkerData(config),
-          logger,
-          onMessage,
-          onApplied: () => {
-            for (const store of stores) chainStateChanged(store);
-          },
-        });
-        ingestor = thread;
-        closeIngest = () => thread.close();
-      } else {
-        ingestor = createIngestor(primary, config, logger, onMessage);
-      }
+      // Ingest runs in a thread of its own, on its own connection: reads never wait for a large message's
+      // decoding, nor on PostgreSQL for its transaction (ingest-thread.ts). PGlite stays on this thread and
+      // serves that connection over a port.
+      const pglite = primary.db.serveOverPort?.bind(primary.db);
+      const ingestor = new IngestThread({
+        workerData: ingestWorkerData(config),
+        connectPglite:
+          pglite &&
+          (() => {
+            const { port1, port2 } = new MessageChannel();
+            pglite(port1);
+            return port2;
+          }),
+        logger,
+        onMessage,
+        onApplied: () => {
+          for (const store of stores) chainStateChanged(store);
+        },
+      });
+      closeIngest = () => ingestor.close();
       service.observer = buildObserverServer({
         ingestor,
         logger,

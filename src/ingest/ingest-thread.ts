@@ -1,13 +1,16 @@
-import type { Worker } from 'node:worker_threads';
+import type { MessagePort, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { startModuleWorker } from '../worker-threads.js';
+import { startModuleWorker, transferableBytes } from '../worker-threads.js';
 import { InvalidMessageError, MessageConflictError } from './chain-rows.js';
 import type { ApplyOutcome, IngestorOptions } from './ingestor.js';
 
-// Ingest in a thread of its own (PostgreSQL): the worker (ingest-worker.ts) runs the Ingestor on its own
-// database connection, so a large message neither blocks this thread's event loop (JSON parsing, decoding and
-// building its rows take seconds for a 40 MB block) nor holds the connection the API reads on. This thread
-// only hands each message over and answers the node when the worker says how it ended.
+// Ingest in a thread of its own: the worker (ingest-worker.ts) runs the Ingestor on its own database
+// connection, so a large message neither blocks this thread's event loop (JSON parsing, decoding and building
+// its rows take seconds for a 40 MB block) nor, on PostgreSQL, holds the connection the API reads on. On
+// PGlite the database stays on this thread (the worker's connection reaches its one session through a
+// MessagePort) and reads wait for the worker's transaction, but not for the decoding, done before BEGIN.
+// This thread only hands each message's bytes over (transferred, not copied) and answers the node when the
+// worker says how it ended.
 
 export interface IngestWorkerData {
   databaseUrl: string;
@@ -16,10 +19,12 @@ export interface IngestWorkerData {
   logLevel: string;
   pauseBeforeCommitMs: number;
   pauseAfterCommitMs: number;
+  /** PGlite: the port to this thread's session (`Database.serveOverPort`); a new one per worker started. */
+  pglitePort?: MessagePort;
 }
 
 export type ToIngestWorker =
-  { kind: 'apply'; id: number; path: string; body: string; receivedAt: number } | { kind: 'close' };
+  { kind: 'apply'; id: number; path: string; body: ArrayBuffer; receivedAt: number } | { kind: 'close' };
 
 export type FromIngestWorker =
   | { kind: 'ready' }
@@ -38,7 +43,9 @@ export type FromIngestWorker =
     };
 
 export interface IngestThreadOptions {
-  workerData: IngestWorkerData;
+  workerData: Omit<IngestWorkerData, 'pglitePort'>;
+  /** PGlite: opens a port to the session for each worker started (`Database.serveOverPort`). */
+  connectPglite?: () => MessagePort;
   logger: Logger;
   onMessage?: IngestorOptions['onMessage'];
   /** Called when a message was applied, before its answer: this process drops what it cached of the chain. */
@@ -72,8 +79,11 @@ export class IngestThread {
   }
 
   private start(): Worker {
+    const pglitePort = this.options.connectPglite?.();
+    const workerData: IngestWorkerData = { ...this.options.workerData, pglitePort };
     const worker = startModuleWorker(import.meta.url, 'ingest-worker', {
-      workerData: this.options.workerData,
+      workerData,
+      transferList: pglitePort ? [pglitePort] : [],
     });
     worker.on('message', (message: FromIngestWorker) => this.receive(message));
     worker.on('error', (err) => this.options.logger.error({ err }, 'ingest thread failed'));
@@ -111,12 +121,20 @@ export class IngestThread {
     }
   }
 
-  apply(path: string, body: string, receivedAt: Date = new Date()): Promise<ApplyOutcome> {
+  /** `body` is the message's bytes; its memory moves to the worker (`body` is empty afterwards). */
+  apply(path: string, body: Uint8Array, receivedAt: Date = new Date()): Promise<ApplyOutcome> {
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       this.pending.set(id, { resolve, reject });
-      const message: ToIngestWorker = { kind: 'apply', id, path, body, receivedAt: receivedAt.getTime() };
-      this.worker.postMessage(message);
+      const bytes = transferableBytes(body);
+      const message: ToIngestWorker = {
+        kind: 'apply',
+        id,
+        path,
+        body: bytes,
+        receivedAt: receivedAt.getTime(),
+      };
+      this.worker.postMessage(message, [bytes]);
     });
   }
 

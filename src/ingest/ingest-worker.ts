@@ -6,8 +6,9 @@ import { Ingestor, InvalidMessageError } from './ingestor.js';
 import type { IngestWorkerData, ToIngestWorker, FromIngestWorker } from './ingest-thread.js';
 import { testPause } from './test-pauses.js';
 
-// The ingest thread (ingest-thread.ts): applies observer messages on a PostgreSQL connection of its own, so
-// neither the JSON decoding of a large message nor its database transaction holds up the process's reads.
+// The ingest thread (ingest-thread.ts): applies observer messages on a database connection of its own, so
+// the JSON decoding of a large message does not hold up the process's event loop, nor (PostgreSQL) its
+// database transaction the process's reads.
 
 const data = workerData as IngestWorkerData;
 const port = parentPort!;
@@ -22,6 +23,7 @@ const store = new Store(
   await openDatabase({
     url: data.databaseUrl,
     pgliteDir: '',
+    pglitePort: data.pglitePort,
     poolMax: 1,
     connectTimeoutMs: data.connectTimeoutMs,
     applicationName: 'stacks-read-api ingest',
@@ -40,8 +42,8 @@ port.on('message', (message: ToIngestWorker) => {
     void store.close().finally(() => port.close());
     return;
   }
-  const { id, path, body, receivedAt } = message;
-  ingestor.apply(path, body, new Date(receivedAt)).then(
+  const { id, path, receivedAt } = message;
+  ingestor.apply(path, new Uint8Array(message.body), new Date(receivedAt)).then(
     (outcome) => post({ kind: 'done', id, outcome }),
     (err: Error) =>
       post({

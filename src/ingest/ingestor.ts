@@ -27,6 +27,8 @@ import {
 
 export { InvalidMessageError };
 
+const utf8 = new TextDecoder();
+
 /** Thrown to roll a message's transaction back, its raw-log row included: the message changed nothing. */
 class NothingToCommit extends Error {}
 
@@ -122,7 +124,8 @@ export class Ingestor {
     return this.lastMessageAt;
   }
 
-  apply(path: string, body: string, receivedAt: Date = new Date()): Promise<ApplyOutcome> {
+  /** `body` as received: its text, or its bytes (UTF-8). */
+  apply(path: string, body: string | Uint8Array, receivedAt: Date = new Date()): Promise<ApplyOutcome> {
     const started = performance.now();
     let prepared: PreparedMessage;
     try {
@@ -140,8 +143,10 @@ export class Ingestor {
    * Parses, validates and hashes a message without touching the database, so a caller holding the next
    * message (a replay) can do this CPU work while the database applies the previous one.
    */
-  prepare(path: string, body: string, receivedAt: Date = new Date()): PreparedMessage {
+  prepare(path: string, received: string | Uint8Array, receivedAt: Date = new Date()): PreparedMessage {
     if (!isObserverPath(path)) throw new UnknownPathError(`no handler for event-observer path ${path}`);
+    // the text is what the raw log keeps and what the content hash covers, however the body arrived
+    const body = typeof received === 'string' ? received : utf8.decode(received);
     let payload: unknown;
     try {
       payload = JSON.parse(body);

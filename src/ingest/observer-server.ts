@@ -1,11 +1,11 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { InvalidMessageError, type Ingestor } from './ingestor.js';
+import { InvalidMessageError, type ApplyOutcome } from './ingestor.js';
 import { observerPaths } from '../protocol/payloads.js';
 
 export interface ObserverServerOptions {
-  /** the Ingestor, or the thread running one (ingest-thread.ts) */
-  ingestor: Pick<Ingestor, 'apply'>;
+  /** the Ingestor, or the thread running one (ingest-thread.ts): takes the body's bytes */
+  ingestor: { apply(path: string, body: Buffer): Promise<ApplyOutcome> };
   logger: Logger;
   bodyLimitBytes: number;
 }
@@ -23,9 +23,10 @@ export function buildObserverServer(options: ObserverServerOptions): FastifyInst
     bodyLimit: options.bodyLimitBytes,
   });
 
-  // Keep the exact body text: it is stored verbatim in the raw log and hashed to detect re-delivery.
+  // Keep the exact body: its text is stored verbatim in the raw log and hashed to detect re-delivery. Kept
+  // as bytes: the ingest thread decodes them, and they move there without a copy (ingest-thread.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.get('/', async () => ({
     status: 'ready',
@@ -34,7 +35,7 @@ export function buildObserverServer(options: ObserverServerOptions): FastifyInst
 
   for (const path of observerPaths) {
     app.post(path, async (request, reply) => {
-      const body = typeof request.body === 'string' ? request.body : '';
+      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       try {
         const outcome = await options.ingestor.apply(path, body);
         return reply.send({ result: 'ok', outcome });

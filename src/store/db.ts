@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseAccessError, lockDirectory, type DirectoryLock } from './directory-lock.js';
-import { PgliteSession } from './pglite-wire.js';
+import type { MessagePort } from 'node:worker_threads';
+import { connectOverPort, PgliteSession } from './pglite-wire.js';
 
 export type Sql = postgres.Sql<Record<string, unknown>>;
 export type TransactionSql = postgres.TransactionSql<Record<string, unknown>>;
@@ -16,6 +17,8 @@ export interface Database {
   readonly description: string;
   /** An embedded database in a directory: what answers other processes' requests (see directory-lock.ts). */
   readonly control?: Pick<DirectoryLock, 'serve'>;
+  /** PGlite: serves this session to another thread's connections (`DatabaseOptions.pglitePort` there). */
+  serveOverPort?(port: MessagePort): void;
   close(): Promise<void>;
 }
 
@@ -30,6 +33,11 @@ export interface DatabaseOptions {
   logger?: Logger;
   /** Tag shown in pg_stat_activity. */
   applicationName?: string;
+  /**
+   * PGlite open in another thread, which serves its session over this port (`Database.serveOverPort`
+   * there): this thread's connections go to that session (the ingest thread, ingest-thread.ts).
+   */
+  pglitePort?: MessagePort;
 }
 
 /**
@@ -67,7 +75,28 @@ function clientOptions(options: DatabaseOptions, max: number) {
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.url) return openPostgres(options);
+  if (options.pglitePort) return openPgliteOverPort(options, options.pglitePort);
   return openPglite(options);
+}
+
+/** PGlite's session served by another thread of this process (`Database.serveOverPort`). */
+function openPgliteOverPort(options: DatabaseOptions, port: MessagePort): Database {
+  const connect = connectOverPort(port);
+  const sql = postgres({
+    database: 'postgres',
+    username: 'postgres',
+    ...clientOptions(options, 1),
+    ...({ socket: connect } as object),
+  }) as unknown as Sql;
+  return {
+    engine: 'pglite',
+    sql,
+    description: 'pglite (another thread)',
+    async close() {
+      await sql.end({ timeout: 5 });
+      port.close();
+    },
+  };
 }
 
 function openPostgres(options: DatabaseOptions): Database {
@@ -118,6 +147,7 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     sql,
     description: directory === undefined ? 'pglite (in memory)' : `pglite ${directory}`,
     control: lock,
+    serveOverPort: (port) => session.serveOverPort(port),
     async close() {
       try {
         await sql.end({ timeout: 5 });

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database, Sql, TransactionSql } from './db.js';
+import { transactionSettled } from './write/bulk.js';
 
 /**
  * The one owner of the database client. `sql` is the client of the transaction in progress when called
@@ -22,7 +23,9 @@ export class Store {
   async transaction<T>(fn: (sql: TransactionSql) => Promise<T>): Promise<T> {
     const open = this.current.getStore();
     if (open) return fn(open);
-    return this.db.sql.begin((tx) => this.current.run(tx, () => fn(tx))) as Promise<T>;
+    return this.db.sql.begin((tx) =>
+      this.current.run(tx, () => fn(tx).finally(() => transactionSettled(tx))),
+    ) as Promise<T>;
   }
 
   close(): Promise<void> {

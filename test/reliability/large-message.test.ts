@@ -1,19 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { createTestDatabaseUrl, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
 import { largeBlock } from '../support/large-block.js';
 import { freePort } from '../support/postgres.js';
 import { sleep, startServe } from '../support/serve-process.js';
 import { generatedFixtureFile } from '../support/shared.js';
 
-// Issue 14, item 3: a large observer message must not stall the process's reads. `serve` on PostgreSQL, as
-// a real process, ingests one 4 MB block (the 3,000 txs of the demo chain gen-small in one block) while two
-// clients ask /health and blocks/latest one request after another. Ingest runs in a thread of its own on a
-// connection of its own: both keep answering all along, blocks/latest with the previous tip until the
-// block is committed. (Before: the decoding blocked the event loop, /health included, for most of the
-// block's time, and blocks/latest queued behind the ingest transaction on the one connection.) The bound is
-// relative to the block's own time, so a loaded machine does not fail it; bench/observer-stall.ts has the
-// figures.
+// Issue 14, item 3: a large observer message must not stall the process's reads. `serve`, as a real
+// process, ingests one 4 MB block (the 3,000 txs of the demo chain gen-small in one block) while two clients
+// ask /health and blocks/latest one request after another. Ingest runs in a thread of its own on a
+// connection of its own. On PostgreSQL both keep answering all along, blocks/latest with the previous tip
+// until the block is committed. On PGlite (one session, on the process's main thread) blocks/latest waits
+// for the block's transaction, but /health keeps answering: the block's rows go in statements of bounded
+// size and the event loop gets a turn between them. (Before: the decoding, and on PGlite one statement per
+// table, blocked the event loop, /health included, for most of the block's time; blocks/latest queued
+// behind the ingest transaction on the one connection.) The bound is relative to the block's own time, so a
+// loaded machine does not fail it; bench/observer-stall.ts has the figures.
 
 after(stopOwnCluster);
 
@@ -49,63 +52,73 @@ function longestWait(answers: Answer[]): number {
   return longest;
 }
 
-describe('a large observer message (postgres)', () => {
-  test('/health and blocks/latest keep answering while a 4 MB block is ingested', async () => {
-    const { first, large, txs } = await largeBlock(generatedFixtureFile('gen-small'));
-    assert.ok(large.length > 3_500_000, `${large.length} bytes`);
-    const apiPort = await freePort();
-    const observerPort = await freePort();
-    const serve = await startServe({ databaseUrl: await createTestDatabaseUrl(), apiPort, observerPort });
-    try {
-      const post = async (body: string) => {
-        const res = await fetch(`http://127.0.0.1:${observerPort}/new_block`, { method: 'POST', body });
-        return { status: res.status, body: await res.text() };
-      };
-      assert.equal((await post(first)).status, 200);
-      const api = `http://127.0.0.1:${apiPort}`;
+for (const engine of testEngines(import.meta.url)) {
+  describe(`a large observer message (${engine})`, () => {
+    const answering = engine === 'postgres' ? '/health and blocks/latest keep' : '/health keeps';
+    test(`${answering} answering while a 4 MB block is ingested`, async () => {
+      const { first, large, txs } = await largeBlock(generatedFixtureFile('gen-small'));
+      assert.ok(large.length > 3_500_000, `${large.length} bytes`);
+      const apiPort = await freePort();
+      const observerPort = await freePort();
+      const serve = await startServe({
+        databaseUrl: engine === 'postgres' ? await createTestDatabaseUrl() : '',
+        apiPort,
+        observerPort,
+        env: { PGLITE_DIR: 'memory://' },
+      });
+      try {
+        const post = async (body: string) => {
+          const res = await fetch(`http://127.0.0.1:${observerPort}/new_block`, { method: 'POST', body });
+          return { status: res.status, body: await res.text() };
+        };
+        assert.equal((await post(first)).status, 200);
+        const api = `http://127.0.0.1:${apiPort}`;
 
-      const started = performance.now();
-      const ingest = post(large).then((res) => ({ ...res, answeredAt: performance.now() }));
-      const [health, latest, ingested] = await Promise.all([
-        poll(`${api}/health`, ingest, () => undefined),
-        poll(
-          `${api}/extended/v2/blocks/latest`,
+        const started = performance.now();
+        const ingest = post(large).then((res) => ({ ...res, answeredAt: performance.now() }));
+        const [health, latest, ingested] = await Promise.all([
+          poll(`${api}/health`, ingest, () => undefined),
+          poll(
+            `${api}/extended/v2/blocks/latest`,
+            ingest,
+            (body) => (JSON.parse(body) as { height: number }).height,
+          ),
           ingest,
-          (body) => (JSON.parse(body) as { height: number }).height,
-        ),
-        ingest,
-      ]);
-      assert.equal(ingested.status, 200, ingested.body);
-      assert.equal(JSON.parse(ingested.body).outcome, 'applied');
-      const blockMs = ingested.answeredAt - started;
+        ]);
+        assert.equal(ingested.status, 200, ingested.body);
+        assert.equal(JSON.parse(ingested.body).outcome, 'applied');
+        const blockMs = ingested.answeredAt - started;
 
-      // Both kept answering while the block was in flight: no wait (an answer's time, or the time between
-      // two answers) longer than a quarter of the block's own time.
-      for (const [name, answers] of [
-        ['/health', health],
-        ['blocks/latest', latest],
-      ] as const) {
-        assert.ok(answers.length >= 10, `${name}: ${answers.length} answers in ${Math.round(blockMs)} ms`);
-        const wait = longestWait(answers);
-        assert.ok(
-          wait < blockMs / 4,
-          `${name} waited ${Math.round(wait)} ms while the ${txs}-tx block took ${Math.round(blockMs)} ms`,
+        // Kept answering while the block was in flight: no wait (an answer's time, or the time between two
+        // answers) longer than a quarter of the block's own time. On PGlite blocks/latest waits for the
+        // block's transaction (the one session), after answering while the block was decoded.
+        if (engine === 'pglite') assert.ok(latest.length >= 2, `blocks/latest: ${latest.length} answers`);
+        for (const [name, answers] of [
+          ['/health', health],
+          ...(engine === 'postgres' ? [['blocks/latest', latest] as const] : []),
+        ] as const) {
+          assert.ok(answers.length >= 10, `${name}: ${answers.length} answers in ${Math.round(blockMs)} ms`);
+          const wait = longestWait(answers);
+          assert.ok(
+            wait < blockMs / 4,
+            `${name} waited ${Math.round(wait)} ms while the ${txs}-tx block took ${Math.round(blockMs)} ms`,
+          );
+        }
+        console.log(
+          `large message (${engine}): ${txs} txs, ${(large.length / 1e6).toFixed(1)} MB in ${Math.round(blockMs)} ms; ` +
+            `longest wait /health ${Math.round(longestWait(health))} ms (${health.length} answers), ` +
+            `blocks/latest ${Math.round(longestWait(latest))} ms (${latest.length} answers)`,
         );
+        // blocks/latest answered the previous tip until the block was committed, then the new one.
+        assert.equal(latest[0].height, 1);
+        const heights = latest.map((a) => a.height);
+        assert.deepEqual([...new Set(heights)], heights.includes(2) ? [1, 2] : [1]);
+        const afterCommit = await fetch(`${api}/extended/v2/blocks/latest`).then((r) => r.json());
+        assert.equal((afterCommit as { height: number; tx_count: number }).height, 2);
+        assert.equal((afterCommit as { tx_count: number }).tx_count, txs);
+      } finally {
+        await serve.kill('SIGTERM');
       }
-      console.log(
-        `large message (postgres): ${txs} txs, ${(large.length / 1e6).toFixed(1)} MB in ${Math.round(blockMs)} ms; ` +
-          `longest wait /health ${Math.round(longestWait(health))} ms (${health.length} answers), ` +
-          `blocks/latest ${Math.round(longestWait(latest))} ms (${latest.length} answers)`,
-      );
-      // blocks/latest answered the previous tip until the block was committed, then the new one.
-      assert.equal(latest[0].height, 1);
-      const heights = latest.map((a) => a.height);
-      assert.deepEqual([...new Set(heights)], heights.includes(2) ? [1, 2] : [1]);
-      const afterCommit = await fetch(`${api}/extended/v2/blocks/latest`).then((r) => r.json());
-      assert.equal((afterCommit as { height: number; tx_count: number }).height, 2);
-      assert.equal((afterCommit as { tx_count: number }).tx_count, txs);
-    } finally {
-      await serve.kill('SIGTERM');
-    }
+    });
   });
-});
+}

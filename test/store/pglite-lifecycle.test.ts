@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { MessageChannel } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import { openDatabase } from '../../src/store/db.js';
@@ -95,6 +96,47 @@ describe('PGlite: no door to the database', () => {
       await second.end();
     } finally {
       await pglite.close();
+    }
+  });
+});
+
+describe('PGlite: connections from another thread share the one session', () => {
+  test('a read from another connection waits for an open transaction, never runs inside it', async () => {
+    // The ingest thread's connection reaches the session over a port (serve.ts); a MessageChannel in this
+    // thread stands for it. The API's reads come on a connection of this thread.
+    const db = await openDatabase({ url: '', pgliteDir: 'memory://', poolMax: 1 });
+    const { port1, port2 } = new MessageChannel();
+    db.serveOverPort!(port1);
+    const ingest = await openDatabase({ url: '', pgliteDir: '', poolMax: 1, pglitePort: port2 });
+    try {
+      await db.sql`CREATE TABLE t (a int)`;
+      let readAnswered = false;
+      let read: Promise<number> | undefined;
+      await ingest.sql.begin(async (tx) => {
+        await tx`INSERT INTO t VALUES (1)`;
+        read = db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM t`.then(([row]) => {
+          readAnswered = true;
+          return row.n;
+        });
+        // the read does not run inside this transaction: it is still waiting while the transaction is open
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        assert.equal(readAnswered, false);
+        await tx`INSERT INTO t VALUES (2)`;
+      });
+      assert.equal(await read, 2);
+      // a transaction rolled back by the other thread's connection leaves nothing, and the session free
+      await assert.rejects(
+        ingest.sql.begin(async (tx) => {
+          await tx`INSERT INTO t VALUES (3)`;
+          throw new Error('refused');
+        }),
+        /refused/,
+      );
+      const [row] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM t`;
+      assert.equal(row.n, 2);
+    } finally {
+      await ingest.close();
+      await db.close();
     }
   });
 });

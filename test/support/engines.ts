@@ -35,6 +35,9 @@ export const PGLITE_SMOKE: Record<string, Smoke> = {
   'test/reliability/crash.test.ts': {
     why: 'crash safety of a PGlite data directory: SIGKILLs while a chain is posted lose and double nothing',
   },
+  'test/reliability/large-message.test.ts': {
+    why: "a large block does not stall /health: PGlite runs its statements on the process's main thread",
+  },
   'test/store/migrate.test.ts': {
     why: 'the migrations: each in its own transaction, duplicate versions refused, every file runs on PGlite',
   },

@@ -1,5 +1,5 @@
 import type { TransactionSql } from '../db.js';
-import { bulkInsert, columnArrays, PREPARED } from './bulk.js';
+import { bulkInsert, columnArrays, inStatementsOfBoundedSize, PREPARED } from './bulk.js';
 import {
   blockColumns,
   columnSpec,
@@ -67,13 +67,21 @@ function insertPrincipalTxsWithOrdinals(
   rows: PrincipalTxRow[],
   fresh: boolean,
 ): Promise<unknown> {
-  if (rows.length === 0) return Promise.resolve();
   // Ranked in chain order (height, microblock sequence, tx index) as `assignOrdinals` does; the join reads
   // the counts as they were before this statement. Fresh rows are all inserted, so the counts are raised by
-  // the input rows, else by those the insert returns.
-  return sql
-    .unsafe(
-      `WITH u AS (
+  // the input rows, else by those the insert returns. Cut into statements in that same order, each
+  // statement numbers its rows after the counts the previous ones raised: the same ordinals as one
+  // statement would give.
+  const ordered = [...rows].sort(
+    (a, b) =>
+      a.block_height - b.block_height ||
+      a.microblock_sequence - b.microblock_sequence ||
+      a.tx_index - b.tx_index,
+  );
+  return inStatementsOfBoundedSize(sql, ordered, (chunk) =>
+    sql
+      .unsafe(
+        `WITH u AS (
         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int4[], $6::int4[], $7::int4[],
             $8::bool[], $9::bool[])
           AS u(principal, tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence,
@@ -92,10 +100,11 @@ function insertPrincipalTxsWithOrdinals(
       INSERT INTO principal_stats AS s (principal, tx_count)
       SELECT principal, count(*) FROM ${fresh ? 'u' : 'inserted'} GROUP BY principal
       ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count`,
-      columnArrays(sql, principalTxSpec, rows),
-      PREPARED,
-    )
-    .execute();
+        columnArrays(sql, principalTxSpec, chunk),
+        PREPARED,
+      )
+      .execute(),
+  );
 }
 
 export interface StoredBlock {

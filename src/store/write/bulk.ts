@@ -5,9 +5,10 @@ import type { ColumnSpec, ColumnType } from '../schema/tables.js';
 export { PREPARED };
 
 /**
- * Inserts many rows in one statement: one array parameter per column, expanded by unnest. The statement
- * text depends only on the table and columns, so it is prepared once per connection whatever the row count.
- * The statement is sent at once (see `sendAll`): it need not be awaited before the next one is sent.
+ * Inserts many rows, ROWS_PER_STATEMENT at a time: one array parameter per column, expanded by unnest. The
+ * statement text depends only on the table and columns, so it is prepared once per connection whatever the
+ * row count. The first statement is sent at once (see `sendAll`): it need not be awaited before the next
+ * insert is sent.
  */
 export function bulkInsert<Row extends object>(
   sql: TransactionSql,
@@ -16,10 +17,56 @@ export function bulkInsert<Row extends object>(
   rows: readonly Row[],
   onConflict = '',
 ): Promise<unknown> {
+  const text = insertStatement(table, columns, onConflict);
+  return inStatementsOfBoundedSize(sql, rows, (chunk) =>
+    sql.unsafe(text, columnArrays(sql, columns, chunk), PREPARED).execute(),
+  );
+}
+
+/**
+ * How many rows one insert statement carries at most. A large block's rows go in several statements of the
+ * same transaction, each sent once the previous one is done, for two reasons:
+ * - PGlite runs each statement on the process's main thread, in one synchronous call: /health and anything
+ *   else needing no database waits for it (pglite-wire.ts gives the event loop a turn between calls).
+ *   Measured on PGlite (bench/observer-stall.ts, 39.8 MB block of 30,103 txs): one statement per table,
+ *   /health waited up to 51 s. 1,000 rows (1.4 MB of txs) took 270-720 ms a statement on the loaded
+ *   2-core machine, 250 rows 90-250 ms; figures in bench/RESULTS.md.
+ * - Only one statement's parameters (the column arrays' text, and postgres.js's copy of it) are held at a
+ *   time, instead of the whole block's again beside its rows.
+ * On PostgreSQL the statements of a block cost one more round trip each (under a millisecond locally).
+ */
+const ROWS_PER_STATEMENT = 250;
+
+/**
+ * Calls `send` for each slice of at most ROWS_PER_STATEMENT rows, in order, each once the previous one is
+ * done. The first is sent at once; a later one is sent only while the transaction `sql` is still open: once
+ * its callback has settled (`transactionSettled`: it threw and the ROLLBACK follows, or it returned), a
+ * statement sent on its connection would run outside it, so the rest fails instead.
+ */
+export function inStatementsOfBoundedSize<Row>(
+  sql: TransactionSql,
+  rows: readonly Row[],
+  send: (chunk: readonly Row[]) => Promise<unknown>,
+): Promise<unknown> {
   if (rows.length === 0) return Promise.resolve();
-  return sql
-    .unsafe(insertStatement(table, columns, onConflict), columnArrays(sql, columns, rows), PREPARED)
-    .execute();
+  if (rows.length <= ROWS_PER_STATEMENT) return send(rows);
+  const first = send(rows.slice(0, ROWS_PER_STATEMENT));
+  return (async () => {
+    await first;
+    for (let start = ROWS_PER_STATEMENT; start < rows.length; start += ROWS_PER_STATEMENT) {
+      if (settledTransactions.has(sql)) {
+        throw new Error(`the transaction ended with ${rows.length - start} rows of an insert not sent`);
+      }
+      await send(rows.slice(start, start + ROWS_PER_STATEMENT));
+    }
+  })();
+}
+
+const settledTransactions = new WeakSet<TransactionSql>();
+
+/** Called by `Store.transaction` when the transaction's callback has settled, before COMMIT or ROLLBACK. */
+export function transactionSettled(sql: TransactionSql): void {
+  settledTransactions.add(sql);
 }
 
 /**
