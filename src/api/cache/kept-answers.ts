@@ -12,7 +12,9 @@ import { clientHasVersion, sendNotModified } from './etag.js';
 // computes another tag (the chain state changed: local ingest dropped the cached state, another process's
 // NOTIFY did, or the state's 100 ms TTL re-read found a new tip or mempool version) drops every entry. A body
 // is kept only if the tag is unchanged once it is built: a read that raced with ingest (the reads ran on the
-// new state, the tag was the old one) is sent as it is but not kept.
+// new state, the tag was the old one) is sent as it is but not kept. So a kept answer is never staler than the
+// ETag it is sent under: both last until this process learns of the change (docs/deploy.md, "How stale a
+// reader is").
 //
 // Bound: `maxBytes` of bodies per route (8 MB by default: ~85 of the largest 94 KB pages, or thousands of
 // small answers), the oldest kept answer leaving first; an answer larger than a quarter of the bound is never
