@@ -131,20 +131,32 @@ export async function listAccountTxsAtHeight(
   return { total: rows.length, keys: rows.map(toKey) };
 }
 
-const accountTx = statement<AccountTxKey, [principal: string, txId: string]>(`
-  SELECT ${keyColumns('p')} FROM principal_txs p
+const accountTx = statement<AccountTxKey & { event_count: number }, [principal: string, txId: string]>(`
+  SELECT ${keyColumns('p')}, t.event_count FROM principal_txs p
+  JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash
+    AND t.microblock_hash = p.microblock_hash
   WHERE p.principal = $1 AND p.tx_id = $2 AND ${canonicalRow('p')}
   ORDER BY p.block_height DESC LIMIT 1`);
 
-/** The canonical row of a tx the principal takes part in (unconfirmed microblock txs included). */
-export async function findAccountTx(
+/**
+ * The canonical row of a tx the principal takes part in (unconfirmed microblock txs included), with the
+ * number of events of the tx.
+ */
+async function findAccountTx(
   sql: Sql,
   principal: string,
   txId: string,
-): Promise<AccountTxKey | undefined> {
+): Promise<{ key: AccountTxKey; eventCount: number } | undefined> {
   const [row] = await accountTx(sql, principal, txId);
-  return row && toKey(row);
+  return row && { key: toKey(row), eventCount: row.event_count };
 }
+
+/** The columns of a transfer, from events `e`. */
+const TRANSFER_COLUMNS = `e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender,
+  e.recipient, e.amount::text AS amount, e.asset_identifier, e.value, e.value_repr`;
+/** Events `e` in which the principal ($1) sends or receives STX, a fungible or a non-fungible token. */
+const TRANSFER_OF_PRINCIPAL = `(e.sender = $1 OR e.recipient = $1)
+  AND e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})`;
 
 const transfersAtHeights = statement<
   TransferRecord,
@@ -156,20 +168,36 @@ const transfersAtHeights = statement<
     microblockHashes: string[],
   ]
 >(`
-  SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
-    e.amount, e.asset_identifier, e.value, e.value_repr
+  SELECT e.*
   FROM unnest($2::int[]) AS h(block_height)
   CROSS JOIN LATERAL (
-    SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
-      e.amount::text AS amount, e.asset_identifier, e.value, e.value_repr
+    SELECT ${TRANSFER_COLUMNS}
     FROM events e
-    WHERE (e.sender = $1 OR e.recipient = $1) AND e.block_height = h.block_height
-      AND e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})
+    WHERE ${TRANSFER_OF_PRINCIPAL} AND e.block_height = h.block_height
     OFFSET 0
   ) AS e
   JOIN unnest($3::text[], $4::text[], $5::text[]) AS k(tx_id, index_block_hash, microblock_hash)
     ON k.tx_id = e.tx_id AND k.index_block_hash = e.index_block_hash AND k.microblock_hash = e.microblock_hash
   ORDER BY e.event_index DESC`);
+
+/** The same rows for one tx, read from its own events (a primary-key range). */
+const transfersOfOneTx = statement<
+  TransferRecord,
+  [principal: string, txId: string, indexBlockHash: string, microblockHash: string]
+>(`
+  SELECT ${TRANSFER_COLUMNS}
+  FROM events e
+  WHERE e.tx_id = $2 AND e.index_block_hash = $3 AND e.microblock_hash = $4 AND ${TRANSFER_OF_PRINCIPAL}
+  ORDER BY e.event_index DESC`);
+
+/**
+ * A tx with at most this many events has the principal's transfers in it read from its own events (a
+ * primary-key range of at most this many rows) rather than from the principal's events at its height: a busy
+ * principal has ~40 events at a height on the 10k-tx chain (19 buffers, 0.5 ms of PostgreSQL per read, bench
+ * RESULTS.md "Read-side misses"), while its txs have 1–3 each. A tx with more (the boot address's genesis tx:
+ * ~10,000) is read by height, bounded by the principal's events there.
+ */
+const OWN_EVENTS_READ_MAX = 64;
 
 /**
  * The STX, FT and NFT events of these txs in which the principal sends or receives, last event first.
@@ -180,7 +208,7 @@ const transfersAtHeights = statement<
  * each tx instead cost ~10,000 for the boot address's one genesis tx. `OFFSET 0` keeps the per-height
  * subquery from being flattened into a join.
  */
-function findTransfers(sql: Sql, principal: string, keys: AccountTxKey[]): Promise<TransferRecord[]> {
+export function findTransfers(sql: Sql, principal: string, keys: AccountTxKey[]): Promise<TransferRecord[]> {
   if (keys.length === 0) return Promise.resolve([]);
   return transfersAtHeights(
     sql,
@@ -203,12 +231,6 @@ function toKey(row: Partial<AccountTxKey>): AccountTxKey {
     canonical: row.canonical!,
     microblock_canonical: row.microblock_canonical!,
   };
-}
-
-export interface AccountTxRecord {
-  tx: MinedTxRecord;
-  /** the principal's transfers in it, last event first */
-  transfers: TransferRecord[];
 }
 
 /** What `readAccountTxParts` found of one key: its mined row unless skipped, and the principal's transfers. */
@@ -259,12 +281,39 @@ export async function readAccountTxParts(
   return parts;
 }
 
-/** The mined rows (without events) and the principal's transfers of these txs, in the keys' order. */
-export async function readAccountTxs(
+/**
+ * The principal's transfers in one tx of `eventCount` events, last event first: the same rows as
+ * `findTransfers` for its key, read from the tx's own events when it has few (OWN_EVENTS_READ_MAX).
+ */
+export function findTransfersOfTx(
   sql: Sql,
   principal: string,
-  keys: AccountTxKey[],
-): Promise<AccountTxRecord[]> {
-  const parts = await readAccountTxParts(sql, principal, keys);
-  return parts.map((p) => ({ tx: p.tx!, transfers: p.transfers }));
+  key: AccountTxKey,
+  eventCount: number,
+): Promise<TransferRecord[]> {
+  if (eventCount > OWN_EVENTS_READ_MAX) return findTransfers(sql, principal, [key]);
+  return transfersOfOneTx(sql, principal, key.tx_id, key.index_block_hash, key.microblock_hash);
+}
+
+/**
+ * One tx of the principal by id (its canonical row, as `findAccountTx` finds it): its mined row unless
+ * `skipRow` says the caller has it, and the principal's transfers in it. Undefined when the principal takes
+ * no part in such a tx (or a concurrent block removed the row meanwhile).
+ */
+export async function readAccountTx(
+  sql: Sql,
+  principal: string,
+  txId: string,
+  skipRow: (key: AccountTxKey) => boolean = () => false,
+): Promise<AccountTxParts | undefined> {
+  const found = await findAccountTx(sql, principal, txId);
+  if (!found) return undefined;
+  const { key, eventCount } = found;
+  const skip = skipRow(key);
+  const [txs, transfers] = await Promise.all([
+    skip ? [] : findMinedTxsByKey(sql, [key], null),
+    findTransfersOfTx(sql, principal, key, eventCount),
+  ]);
+  if (!skip && txs.length === 0) return undefined;
+  return { key, tx: skip ? null : txs[0], transfers };
 }
