@@ -119,6 +119,7 @@ export class Ingestor {
     private readonly options: IngestorOptions,
   ) {
     this.analyzeSchedule = new AnalyzeSchedule(
+      store.engine,
       ({ txs, ms }) => options.logger.debug({ txs, ms }, 'tables analyzed'),
       (err) =>
         options.logger.warn({ err }, 'analyzing the tables failed: tried again after the next message'),
