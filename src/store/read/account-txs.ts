@@ -131,29 +131,10 @@ export async function listAccountTxsAtHeight(
   return { total: rows.length, keys: rows.map(toKey) };
 }
 
-const accountTx = statement<AccountTxKey & { event_count: number }, [principal: string, txId: string]>(`
-  SELECT ${keyColumns('p')}, t.event_count FROM principal_txs p
-  JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash
-    AND t.microblock_hash = p.microblock_hash
-  WHERE p.principal = $1 AND p.tx_id = $2 AND ${canonicalRow('p')}
-  ORDER BY p.block_height DESC LIMIT 1`);
-
-/**
- * The canonical row of a tx the principal takes part in (unconfirmed microblock txs included), with the
- * number of events of the tx.
- */
-async function findAccountTx(
-  sql: Sql,
-  principal: string,
-  txId: string,
-): Promise<{ key: AccountTxKey; eventCount: number } | undefined> {
-  const [row] = await accountTx(sql, principal, txId);
-  return row && { key: toKey(row), eventCount: row.event_count };
-}
-
-/** The columns of a transfer, from events `e`. */
-const TRANSFER_COLUMNS = `e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender,
-  e.recipient, e.amount::text AS amount, e.asset_identifier, e.value, e.value_repr`;
+/** The columns of a transfer (without, then with its tx's key), from events `e`. */
+const TRANSFER_FIELDS = `e.event_index, e.kind, e.sender, e.recipient, e.amount::text AS amount,
+  e.asset_identifier, e.value, e.value_repr`;
+const TRANSFER_COLUMNS = `e.tx_id, e.index_block_hash, e.microblock_hash, ${TRANSFER_FIELDS}`;
 /** Events `e` in which the principal ($1) sends or receives STX, a fungible or a non-fungible token. */
 const TRANSFER_OF_PRINCIPAL = `(e.sender = $1 OR e.recipient = $1)
   AND e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})`;
@@ -180,16 +161,6 @@ const transfersAtHeights = statement<
     ON k.tx_id = e.tx_id AND k.index_block_hash = e.index_block_hash AND k.microblock_hash = e.microblock_hash
   ORDER BY e.event_index DESC`);
 
-/** The same rows for one tx, read from its own events (a primary-key range). */
-const transfersOfOneTx = statement<
-  TransferRecord,
-  [principal: string, txId: string, indexBlockHash: string, microblockHash: string]
->(`
-  SELECT ${TRANSFER_COLUMNS}
-  FROM events e
-  WHERE e.tx_id = $2 AND e.index_block_hash = $3 AND e.microblock_hash = $4 AND ${TRANSFER_OF_PRINCIPAL}
-  ORDER BY e.event_index DESC`);
-
 /**
  * A tx with at most this many events has the principal's transfers in it read from its own events (a
  * primary-key range of at most this many rows) rather than from the principal's events at its height: a busy
@@ -197,7 +168,31 @@ const transfersOfOneTx = statement<
  * RESULTS.md "Read-side misses"), while its txs have 1–3 each. A tx with more (the boot address's genesis tx:
  * ~10,000) is read by height, bounded by the principal's events there.
  */
-const OWN_EVENTS_READ_MAX = 64;
+export const OWN_EVENTS_READ_MAX = 64;
+
+type AccountTxTransferRow = AccountTxKey & { event_count: number } & Partial<TransferRecord>;
+
+/**
+ * The canonical row of a tx ($2) the principal takes part in (unconfirmed microblock txs included), with its
+ * number of events and, when that is at most OWN_EVENTS_READ_MAX, the principal's transfers in it read from
+ * its own events (a primary-key range): one row per transfer, or one with no transfer fields. One statement:
+ * the tx's key and its transfers in one round trip.
+ */
+const accountTxWithTransfers = statement<AccountTxTransferRow, [principal: string, txId: string]>(`
+  SELECT k.*, e.*
+  FROM (
+    SELECT ${keyColumns('p')}, t.event_count FROM principal_txs p
+    JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash
+      AND t.microblock_hash = p.microblock_hash
+    WHERE p.principal = $1 AND p.tx_id = $2 AND ${canonicalRow('p')}
+    ORDER BY p.block_height DESC LIMIT 1
+  ) AS k
+  LEFT JOIN LATERAL (
+    SELECT ${TRANSFER_FIELDS} FROM events e
+    WHERE e.tx_id = k.tx_id AND e.index_block_hash = k.index_block_hash AND e.microblock_hash = k.microblock_hash
+      AND ${TRANSFER_OF_PRINCIPAL} AND k.event_count <= ${OWN_EVENTS_READ_MAX}
+  ) AS e ON true
+  ORDER BY e.event_index DESC`);
 
 /**
  * The STX, FT and NFT events of these txs in which the principal sends or receives, last event first.
@@ -282,23 +277,10 @@ export async function readAccountTxParts(
 }
 
 /**
- * The principal's transfers in one tx of `eventCount` events, last event first: the same rows as
- * `findTransfers` for its key, read from the tx's own events when it has few (OWN_EVENTS_READ_MAX).
- */
-export function findTransfersOfTx(
-  sql: Sql,
-  principal: string,
-  key: AccountTxKey,
-  eventCount: number,
-): Promise<TransferRecord[]> {
-  if (eventCount > OWN_EVENTS_READ_MAX) return findTransfers(sql, principal, [key]);
-  return transfersOfOneTx(sql, principal, key.tx_id, key.index_block_hash, key.microblock_hash);
-}
-
-/**
- * One tx of the principal by id (its canonical row, as `findAccountTx` finds it): its mined row unless
- * `skipRow` says the caller has it, and the principal's transfers in it. Undefined when the principal takes
- * no part in such a tx (or a concurrent block removed the row meanwhile).
+ * One tx of the principal by id (its canonical row; unconfirmed microblock txs included): its mined row unless
+ * `skipRow` says the caller has it, and the principal's transfers in it, last event first (the rows
+ * `findTransfers` gives for its key: read from the tx's own events when it has few, else by height).
+ * Undefined when the principal takes no part in such a tx (or a concurrent block removed the row meanwhile).
  */
 export async function readAccountTx(
   sql: Sql,
@@ -306,14 +288,33 @@ export async function readAccountTx(
   txId: string,
   skipRow: (key: AccountTxKey) => boolean = () => false,
 ): Promise<AccountTxParts | undefined> {
-  const found = await findAccountTx(sql, principal, txId);
-  if (!found) return undefined;
-  const { key, eventCount } = found;
+  const rows = await accountTxWithTransfers(sql, principal, txId);
+  if (rows.length === 0) return undefined;
+  const key = toKey(rows[0]);
+  const ownEvents = rows[0].event_count <= OWN_EVENTS_READ_MAX;
   const skip = skipRow(key);
   const [txs, transfers] = await Promise.all([
     skip ? [] : findMinedTxsByKey(sql, [key], null),
-    findTransfersOfTx(sql, principal, key, eventCount),
+    ownEvents ? transfersOfRows(key, rows) : findTransfers(sql, principal, [key]),
   ]);
   if (!skip && txs.length === 0) return undefined;
   return { key, tx: skip ? null : txs[0], transfers };
+}
+
+function transfersOfRows(key: AccountTxKey, rows: AccountTxTransferRow[]): TransferRecord[] {
+  return rows
+    .filter((r) => r.event_index !== null && r.event_index !== undefined)
+    .map((r) => ({
+      tx_id: key.tx_id,
+      index_block_hash: key.index_block_hash,
+      microblock_hash: key.microblock_hash,
+      event_index: r.event_index!,
+      kind: r.kind!,
+      sender: r.sender ?? null,
+      recipient: r.recipient ?? null,
+      amount: r.amount ?? null,
+      asset_identifier: r.asset_identifier ?? null,
+      value: r.value ?? null,
+      value_repr: r.value_repr ?? null,
+    }));
 }
