@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, describe, test } from 'node:test';
 import type { Engine, Sql } from '../../src/store/db.js';
 import { anchoredVisibleRow } from '../../src/store/visibility.js';
@@ -12,7 +13,8 @@ import { testEngines } from '../support/engines.js';
 // - every block's kept list is the ids of the tx rows stored under it, newest first;
 // - the txs an answer lists are exactly those an anchored read sees in that block (the statement the route
 //   used before the list was kept: the block's tx rows filtered by the visibility rule);
-// - the answer's bytes are what the route's 200 serializer makes of the same block with its txs parsed.
+// - the answer's bytes are what the route's 200 serializer makes of the same block with its txs parsed;
+// - migration 023's backfill of databases indexed before it writes the same lists as ingest does.
 
 after(stopOwnCluster);
 
@@ -24,6 +26,17 @@ const FIXTURES = [
   'mainnet-block0',
   'poisonmicroblock',
 ];
+
+/** Migration 023's backfill statement, as the file runs it. */
+async function backfillStatement(): Promise<string> {
+  const file = await readFile(
+    new URL('../../src/store/migrations/023_block_tx_ids.sql', import.meta.url),
+    'utf8',
+  );
+  const statement = /^UPDATE blocks [^;]+;/m.exec(file)?.[0];
+  assert.ok(statement, "023's UPDATE statement");
+  return statement;
+}
 
 /** The ids of the tx rows stored under a block, newest first, read independently of the store's code. */
 async function storedTxIds(sql: Sql, indexBlockHash: string): Promise<string[]> {
@@ -92,6 +105,15 @@ for (const engine of testEngines(import.meta.url) as Engine[]) {
           }
           assert.equal(answered, burnHeights.length);
           if (fixture.startsWith('mainnet-reorg')) assert.ok(orphaned > 0, 'orphaned blocks');
+
+          // the backfill rewrites every list to what ingest wrote
+          const lists = async () =>
+            store.sql<{ index_block_hash: string; tx_ids_json: string }[]>`
+              SELECT index_block_hash, tx_ids_json FROM blocks ORDER BY index_block_hash`;
+          const written = await lists();
+          await store.sql`UPDATE blocks SET tx_ids_json = '[]'`;
+          await store.sql.unsafe(await backfillStatement());
+          assert.deepEqual(await lists(), written);
 
           const missing = await get(app, `${ROUTE}${Math.max(...burnHeights) + 1000}`);
           assert.equal(missing.statusCode, 404);
