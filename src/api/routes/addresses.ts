@@ -40,6 +40,7 @@ import {
 } from '../render/addresses.js';
 import { minedTxJsonCache } from '../cache/rendered-txs.js';
 import type { RouteOptions } from './index.js';
+import { sendJson, serializeWith } from './json-reply.js';
 
 // GET /extended/v1/address/{principal}/balances, /transactions_with_transfers and /{tx_id}/with_transfers
 // (NOTES-upstream A.0, A.1, A.8, A.9). A contract id works wherever an address does.
@@ -155,7 +156,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         if (json) kept.set(key, json);
         return json !== undefined;
       });
-      const serialize = serializeWith(reply as FastifyReply);
+      const serialize: SerializeWith = (schema, value) => serializeWith(reply as FastifyReply, schema, value);
       const json = txsWithTransfersPageJson(
         { limit, offset, total: page.total },
         parts,
@@ -174,7 +175,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         serialize,
       );
       // already serialized (as the response schema's serializer would have)
-      return (reply as FastifyReply).type('application/json; charset=utf-8').send(json);
+      return sendJson(reply as FastifyReply, json);
     },
   );
 
@@ -205,7 +206,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         return kept !== undefined;
       });
       if (!part) throw new NotFoundError('No matching transaction found');
-      const serialize = serializeWith(reply);
+      const serialize: SerializeWith = (schema, value) => serializeWith(reply, schema, value);
       let rendered = kept;
       if (part.tx) {
         rendered = renderedTx(part.tx, serialize);
@@ -213,13 +214,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       }
       const json = txWithTransfersText(rendered!, part.transfers, principal, serialize);
       // already serialized (as the response schema's serializer would have)
-      return (reply as FastifyReply).type('application/json; charset=utf-8').send(json);
+      return sendJson(reply as FastifyReply, json);
     },
   );
 };
-
-/** The response schemas' compiled serializers, as the route's reply has them. */
-function serializeWith(reply: FastifyReply): SerializeWith {
-  return (schema, value) =>
-    reply.serializeInput(value as Record<string, unknown>, schema as unknown as Record<string, unknown>);
-}
