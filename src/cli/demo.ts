@@ -59,6 +59,8 @@ export async function seedDemoChain(
     report = await generateChain(generated, async (message) => {
       await ingestor.apply(message.path, message.payload, message.receivedAt);
     });
+    // the tables' statistics, if an ANALYZE was due, are fresh before the API answers from them
+    await ingestor.settled();
   } finally {
     bar?.stop(report !== undefined);
   }

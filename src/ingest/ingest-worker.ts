@@ -39,7 +39,11 @@ const ingestor = new Ingestor(store, {
 
 port.on('message', (message: ToIngestWorker) => {
   if (message.kind === 'close') {
-    void store.close().finally(() => port.close());
+    // an ANALYZE started after the last message ends first (store/maintenance.ts)
+    void ingestor
+      .settled()
+      .then(() => store.close())
+      .finally(() => port.close());
     return;
   }
   const { id, path, receivedAt } = message;

@@ -112,12 +112,24 @@ export interface PreparedMessage {
 export class Ingestor {
   private queue: Promise<unknown> = Promise.resolve();
   private lastMessageAt = 0;
-  private readonly analyzeSchedule = new AnalyzeSchedule();
+  private readonly analyzeSchedule: AnalyzeSchedule;
 
   constructor(
     private readonly store: Store,
     private readonly options: IngestorOptions,
-  ) {}
+  ) {
+    this.analyzeSchedule = new AnalyzeSchedule(
+      store.engine,
+      ({ txs, ms }) => options.logger.debug({ txs, ms }, 'tables analyzed'),
+      (err) =>
+        options.logger.warn({ err }, 'analyzing the tables failed: tried again after the next message'),
+    );
+  }
+
+  /** Resolves once the work ingest runs in the background after a message (an ANALYZE) has ended. */
+  settled(): Promise<void> {
+    return this.analyzeSchedule.settled();
+  }
 
   /** Unix time (ms) the last message was applied, 0 if none since start. */
   get lastAppliedAt(): number {
@@ -221,7 +233,7 @@ export class Ingestor {
     } else {
       this.options.logger.debug({ path, outcome, ms, bytes: body.length }, 'observer message');
     }
-    if (outcome === 'applied') await this.keepStatisticsFresh(path, payload);
+    if (outcome === 'applied') this.keepStatisticsFresh(path, payload);
     return outcome;
   }
 
@@ -253,19 +265,16 @@ export class Ingestor {
     }
   }
 
-  /** While the index is young, ingest analyzes the tables it grows (store/maintenance.ts says why). */
-  private async keepStatisticsFresh(path: ObserverPath, payload: unknown): Promise<void> {
+  /**
+   * While the index is young, ingest analyzes the tables it grows (store/maintenance.ts says why), in the
+   * background: the message is answered without waiting for it.
+   */
+  private keepStatisticsFresh(path: ObserverPath, payload: unknown): void {
     let txs: number;
     if (path === '/new_block') txs = (payload as NewBlock).transactions.length;
     else if (path === '/new_mempool_tx') txs = (payload as NewMempoolTx).length;
     else return;
-    const started = performance.now();
-    const analyzedAt = await this.analyzeSchedule.afterIndexing(this.store.sql, txs);
-    if (analyzedAt === null) return;
-    this.options.logger.debug(
-      { txs: analyzedAt, ms: Math.round(performance.now() - started) },
-      'tables analyzed',
-    );
+    this.analyzeSchedule.afterIndexing(this.store.sql, txs);
   }
 }
 

@@ -69,6 +69,8 @@ export async function replayFile(
     inFlight.catch(() => {});
   }
   await inFlight;
+  // the tables' statistics, if an ANALYZE was due, are fresh for whatever reads the index next
+  await ingestor.settled();
   stats.seconds = (performance.now() - started) / 1000;
   return stats;
 }

@@ -19,6 +19,8 @@ export interface Database {
   readonly control?: Pick<DirectoryLock, 'serve'>;
   /** PGlite: serves this session to another thread's connections (`DatabaseOptions.pglitePort` there). */
   serveOverPort?(port: MessagePort): void;
+  /** PGlite: the largest message one call of its session ran, and the longest call, since the last look. */
+  takeLargestPgliteCall?(): { bytes: number; ms: number };
   close(): Promise<void>;
 }
 
@@ -148,6 +150,7 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     description: directory === undefined ? 'pglite (in memory)' : `pglite ${directory}`,
     control: lock,
     serveOverPort: (port) => session.serveOverPort(port),
+    takeLargestPgliteCall: () => session.takeLargestCall(),
     async close() {
       try {
         await sql.end({ timeout: 5 });

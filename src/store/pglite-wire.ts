@@ -34,8 +34,19 @@ export class PgliteSession {
   /** The connection inside a transaction: only its messages may run until it ends. */
   private holder: PgliteConnection | undefined;
   private ranSince = 0;
+  private largestCall = { bytes: 0, ms: 0 };
 
   constructor(private readonly pglite: PGlite) {}
+
+  /**
+   * The largest message one call ran (bytes) and the longest call (ms) since the last look, then forgotten:
+   * how long this thread was held at once, and by how much SQL. (A test holds ingest to its bound.)
+   */
+  takeLargestCall(): { bytes: number; ms: number } {
+    const largest = this.largestCall;
+    this.largestCall = { bytes: 0, ms: 0 };
+    return largest;
+  }
 
   /** A new connection, for postgres.js's `socket` option. */
   connect(): Duplex {
@@ -78,6 +89,7 @@ export class PgliteSession {
   /** Runs `message` (one or more whole protocol messages) for `connection`; the answer goes to `reply`. */
   run(connection: PgliteConnection, message: Buffer, reply: (data: Buffer) => void): Promise<void> {
     return this.enqueue(connection, async () => {
+      const started = performance.now();
       await this.pglite.runExclusive(() =>
         this.pglite.execProtocolRawStream(message, {
           // The bytes are a view of PGlite's memory, reused by the next call: copied out.
@@ -85,6 +97,10 @@ export class PgliteSession {
         }),
       );
       this.holder = !this.pglite.closed && this.pglite.isInTransaction() ? connection : undefined;
+      this.largestCall = {
+        bytes: Math.max(this.largestCall.bytes, message.length),
+        ms: Math.max(this.largestCall.ms, performance.now() - started),
+      };
     });
   }
 

@@ -1,6 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database, Sql, TransactionSql } from './db.js';
-import { transactionSettled } from './write/bulk.js';
+import { transactionOpened, transactionSettled } from './write/bulk.js';
+
+export interface StoreOptions {
+  /**
+   * Test switch: how many rows one bulk insert statement carries at most (default 250, store/write/bulk.ts
+   * says why); the same rows cut at another size must give the same tables.
+   */
+  rowsPerStatement?: number;
+}
 
 /**
  * The one owner of the database client. `sql` is the client of the transaction in progress when called
@@ -9,7 +17,10 @@ import { transactionSettled } from './write/bulk.js';
 export class Store {
   private readonly current = new AsyncLocalStorage<TransactionSql>();
 
-  constructor(readonly db: Database) {}
+  constructor(
+    readonly db: Database,
+    private readonly options: StoreOptions = {},
+  ) {}
 
   get engine() {
     return this.db.engine;
@@ -19,12 +30,29 @@ export class Store {
     return (this.current.getStore() as unknown as Sql | undefined) ?? this.db.sql;
   }
 
-  /** Runs `fn` in a transaction (or inside the one already open); rolls back if it throws. */
+  /**
+   * Runs `fn` in a transaction (or inside the one already open); rolls back if it throws, or if it returns
+   * while a bulk insert of the transaction is still being sent (store/write/bulk.ts: the rest of its rows
+   * would not be written).
+   */
   async transaction<T>(fn: (sql: TransactionSql) => Promise<T>): Promise<T> {
     const open = this.current.getStore();
     if (open) return fn(open);
     return this.db.sql.begin((tx) =>
-      this.current.run(tx, () => fn(tx).finally(() => transactionSettled(tx))),
+      this.current.run(tx, async () => {
+        transactionOpened(tx, this.options.rowsPerStatement);
+        let unfinished = 0;
+        let result: T;
+        try {
+          result = await fn(tx);
+        } finally {
+          unfinished = transactionSettled(tx);
+        }
+        if (unfinished > 0) {
+          throw new Error(`the transaction's work returned with ${unfinished} bulk insert(s) unfinished`);
+        }
+        return result;
+      }),
     ) as Promise<T>;
   }
 

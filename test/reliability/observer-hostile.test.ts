@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { buildObserverServer } from '../../src/ingest/observer-server.js';
+import { MESSAGE_PIECE_CHARS } from '../../src/store/message-text.js';
+import { readLoggedMessages } from '../../src/store/read/message-log.js';
 import type { Store } from '../../src/store/store.js';
 import {
   TestChain,
@@ -392,12 +394,25 @@ for (const engine of testEngines(import.meta.url)) {
         // The genuine block goes in.
         assert.equal((await post(app, '/new_block', payload)).statusCode, 200);
 
-        // Attachments are only kept in the raw log: the text is stored as received.
-        const attachment = await post(app, '/attachments/new', nested(1_000_000));
+        // Attachments are only kept in the raw log: the text is stored as received, in pieces of bounded
+        // size (2,000,001 characters: 8 pieces), and reads back whole.
+        const text = nested(1_000_000);
+        const attachment = await post(app, '/attachments/new', text);
         assert.equal(attachment.statusCode, 200, attachment.body);
-        const [row] = await store.sql<{ n: number }[]>`
-          SELECT length(payload) AS n FROM observer_messages WHERE path = '/attachments/new'`;
-        assert.equal(row.n, 2_000_001);
+        const [row] = await store.sql<{ id: string; first: number; later: number[] }[]>`
+          SELECT m.id, length(m.payload) AS first,
+            array(SELECT length(piece) FROM observer_message_pieces p WHERE p.message_id = m.id
+                  ORDER BY piece_number) AS later
+          FROM observer_messages m WHERE m.path = '/attachments/new'`;
+        assert.equal(row.first, MESSAGE_PIECE_CHARS);
+        assert.deepEqual(row.later, [
+          ...Array(6).fill(MESSAGE_PIECE_CHARS),
+          2_000_001 - 7 * MESSAGE_PIECE_CHARS,
+        ]);
+        const logged = await readLoggedMessages(store.sql, Number(row.id) - 1, 1);
+        assert.equal(logged[0].path, '/attachments/new');
+        assert.equal(logged[0].payload.length, 2_000_001);
+        assert.ok(logged[0].payload === text, 'the text read back is the text received');
       } finally {
         await app.close();
         await store.close();

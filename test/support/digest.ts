@@ -31,7 +31,7 @@ export const READ_TABLES = INDEX_TABLES.filter((t) => t !== 'observer_messages')
  * replay), so they differ between two live runs of the same messages: left out where runs are compared.
  * The unconfirmed microblock txs' `block_time` is such a time too, but those rows are kept.
  */
-const RECEIPT_TIME_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+export const RECEIPT_TIME_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   chain_tip: ['mempool_updated_at'],
   microblocks: ['received_at'],
   mempool_txs: ['receipt_time'],

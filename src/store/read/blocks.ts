@@ -1,6 +1,6 @@
 import type { Sql } from '../db.js';
 import { statement } from '../statement.js';
-import { anchoredVisibleRow } from '../visibility.js';
+import { anchoredVisibleRow, blockRowsVisible } from '../visibility.js';
 
 export interface BlockRecord {
   canonical: boolean;
@@ -74,7 +74,8 @@ export async function findCanonicalBlock(sql: Sql, at: BlockLocator): Promise<Bl
 }
 
 export interface BlockWithTxs extends BlockRecord {
-  txs: string[];
+  /** the ids of the txs an anchored read sees in the block, newest first, as JSON array text */
+  txs_json: string;
   microblocks_accepted: string[];
   microblocks_streamed: string[];
   microblock_tx_count: Record<string, number>;
@@ -82,22 +83,20 @@ export interface BlockWithTxs extends BlockRecord {
 
 /**
  * The block of a burn block height: the canonical one if any, else the highest (a Nakamoto burn block may
- * hold many Stacks blocks: the last one is shown). With its txs (newest first) and the microblocks it
- * accepted (streamed on its parent) and those streamed on it. One flat statement, built once (four round trips
- * and their composed fragments cost more client CPU than PostgreSQL spends); txs as an anchored read sees them.
+ * hold many Stacks blocks: the last one is shown). With its txs (newest first, as the block keeps their ids:
+ * migration 023) and the microblocks it accepted (streamed on its parent) and those streamed on it. One flat
+ * statement, built once (four round trips and their composed fragments cost more client CPU than PostgreSQL
+ * spends).
  */
 type BlockAtBurnHeightRow = BlockRecord & {
-  txs: string[] | null;
+  txs_json: string;
   accepted: [string, number][];
   streamed: string[] | null;
 };
 
 const blockAtBurnHeight = statement<BlockAtBurnHeightRow, [burnBlockHeight: number]>(`
   SELECT ${BLOCK_COLUMNS.map((c) => `b.${c}`).join(', ')},
-    ARRAY(
-      SELECT t.tx_id FROM txs t
-      WHERE t.index_block_hash = b.index_block_hash AND ${anchoredVisibleRow('t')}
-      ORDER BY t.microblock_sequence DESC, t.tx_index DESC) AS txs,
+    CASE WHEN ${blockRowsVisible('b')} THEN b.tx_ids_json ELSE '[]' END AS txs_json,
     (SELECT coalesce(json_agg(json_build_array(m.microblock_hash, (
         SELECT count(*) FROM txs t
         -- "<> ''" lets the planner use the partial index txs_microblock_idx: without it the generic plan
@@ -122,10 +121,9 @@ export async function findBlockByBurnHeight(
 ): Promise<BlockWithTxs | undefined> {
   const [row] = await blockAtBurnHeight(sql, burnBlockHeight);
   if (!row) return undefined;
-  const { txs, accepted, streamed, ...block } = row;
+  const { accepted, streamed, ...block } = row;
   return {
     ...block,
-    txs: txs ?? [],
     microblocks_accepted: accepted.map(([hash]) => hash),
     microblocks_streamed: streamed ?? [],
     microblock_tx_count: Object.fromEntries(accepted.map(([hash, count]) => [hash, Number(count)])),

@@ -1,4 +1,5 @@
 import type { Sql } from '../db.js';
+import { laterPiecesColumn, readMessageText } from '../message-text.js';
 
 export interface LoggedMessageRow {
   id: number;
@@ -8,7 +9,17 @@ export interface LoggedMessageRow {
 }
 
 /** The raw log's messages after `afterId`, in the order they were stored, at most `limit` (for export). */
-export function readLoggedMessages(sql: Sql, afterId: number, limit: number): Promise<LoggedMessageRow[]> {
-  return sql<LoggedMessageRow[]>`
-    SELECT id, received_at, path, payload FROM observer_messages WHERE id > ${afterId} ORDER BY id LIMIT ${limit}`;
+export async function readLoggedMessages(
+  sql: Sql,
+  afterId: number,
+  limit: number,
+): Promise<LoggedMessageRow[]> {
+  const rows = await sql<(LoggedMessageRow & { later_pieces: number })[]>`
+    SELECT m.id, m.received_at, m.path, m.payload, ${laterPiecesColumn(sql)}
+    FROM observer_messages m WHERE m.id > ${afterId} ORDER BY m.id LIMIT ${limit}`;
+  const messages: LoggedMessageRow[] = [];
+  for (const { later_pieces, ...row } of rows) {
+    messages.push({ ...row, payload: await readMessageText(sql, row.id, row.payload, later_pieces) });
+  }
+  return messages;
 }

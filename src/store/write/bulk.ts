@@ -38,35 +38,58 @@ export function bulkInsert<Row extends object>(
 const ROWS_PER_STATEMENT = 250;
 
 /**
- * Calls `send` for each slice of at most ROWS_PER_STATEMENT rows, in order, each once the previous one is
- * done. The first is sent at once; a later one is sent only while the transaction `sql` is still open: once
- * its callback has settled (`transactionSettled`: it threw and the ROLLBACK follows, or it returned), a
- * statement sent on its connection would run outside it, so the rest fails instead.
+ * Calls `send` for each slice of at most ROWS_PER_STATEMENT rows (or the transaction's own size,
+ * `transactionOpened`), in order, each once the previous one is done. The first is sent at once; a later
+ * one is sent only while the transaction `sql` is still open: once its callback has settled
+ * (`transactionSettled`: it threw and the ROLLBACK follows, or it returned), a statement sent on its
+ * connection would run outside it, so the rest is refused instead, and a transaction whose callback returned
+ * with such an insert unfinished is rolled back (`Store.transaction`): nothing is half-written.
  */
 export function inStatementsOfBoundedSize<Row>(
   sql: TransactionSql,
   rows: readonly Row[],
   send: (chunk: readonly Row[]) => Promise<unknown>,
 ): Promise<unknown> {
+  const size = rowsPerStatement.get(sql) ?? ROWS_PER_STATEMENT;
   if (rows.length === 0) return Promise.resolve();
-  if (rows.length <= ROWS_PER_STATEMENT) return send(rows);
-  const first = send(rows.slice(0, ROWS_PER_STATEMENT));
-  return (async () => {
+  if (rows.length <= size) return send(rows);
+  const first = send(rows.slice(0, size));
+  const all = (async () => {
     await first;
-    for (let start = ROWS_PER_STATEMENT; start < rows.length; start += ROWS_PER_STATEMENT) {
+    for (let start = size; start < rows.length; start += size) {
       if (settledTransactions.has(sql)) {
         throw new Error(`the transaction ended with ${rows.length - start} rows of an insert not sent`);
       }
-      await send(rows.slice(start, start + ROWS_PER_STATEMENT));
+      await send(rows.slice(start, start + size));
     }
   })();
+  let pending = unfinishedInserts.get(sql);
+  if (!pending) unfinishedInserts.set(sql, (pending = new Set()));
+  pending.add(all);
+  const done = () => pending.delete(all);
+  all.then(done, done);
+  return all;
 }
 
 const settledTransactions = new WeakSet<TransactionSql>();
+const unfinishedInserts = new WeakMap<TransactionSql, Set<Promise<unknown>>>();
+const rowsPerStatement = new WeakMap<TransactionSql, number>();
 
-/** Called by `Store.transaction` when the transaction's callback has settled, before COMMIT or ROLLBACK. */
-export function transactionSettled(sql: TransactionSql): void {
+/**
+ * Called by `Store.transaction` when a transaction opens, with the store's `rowsPerStatement` (a test
+ * switch: the same rows cut at another size must give the same tables).
+ */
+export function transactionOpened(sql: TransactionSql, rows: number | undefined): void {
+  if (rows !== undefined) rowsPerStatement.set(sql, rows);
+}
+
+/**
+ * Called by `Store.transaction` when the transaction's callback has settled, before COMMIT or ROLLBACK.
+ * Returns how many bulk inserts were still being sent (their remaining statements are refused).
+ */
+export function transactionSettled(sql: TransactionSql): number {
   settledTransactions.add(sql);
+  return unfinishedInserts.get(sql)?.size ?? 0;
 }
 
 /**

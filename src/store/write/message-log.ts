@@ -1,4 +1,5 @@
 import type { Engine, TransactionSql } from '../db.js';
+import { laterPiecesColumn, messagePieces, readMessageText, writeLaterPieces } from '../message-text.js';
 import { CHAIN_STATE_CHANNEL } from '../read/chain-state.js';
 
 // The raw observer message log: every message is kept, in the transaction that applies it, so the index can be
@@ -25,15 +26,19 @@ export async function beginLoggedMessage(
   engine: Engine,
   message: LoggedMessage,
 ): Promise<boolean> {
-  const [, logged] = await Promise.all([
+  const pieces = messagePieces(message.body);
+  const [, [logged]] = await Promise.all([
     sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(),
-    sql`
+    sql<{ id: string }[]>`
       INSERT INTO observer_messages (received_at, path, payload, content_hash)
-      VALUES (${message.receivedAt}, ${message.path}, ${message.body}, ${message.contentHash})
-      ON CONFLICT (content_hash) WHERE NOT skipped DO NOTHING`.execute(),
+      VALUES (${message.receivedAt}, ${message.path}, ${pieces[0]}, ${message.contentHash})
+      ON CONFLICT (content_hash) WHERE NOT skipped DO NOTHING
+      RETURNING id`.execute(),
     engine === 'postgres' ? sql`SELECT pg_notify(${CHAIN_STATE_CHANNEL}, '')`.execute() : null,
   ]);
-  return logged.count > 0;
+  if (!logged) return false;
+  await writeLaterPieces(sql, logged.id, pieces);
+  return true;
 }
 
 /**
@@ -60,7 +65,8 @@ export async function loggedMessageBody(
   sql: TransactionSql,
   contentHash: string,
 ): Promise<string | undefined> {
-  const [row] = await sql<{ payload: string }[]>`
-    SELECT payload FROM observer_messages WHERE content_hash = ${contentHash} AND NOT skipped LIMIT 1`;
-  return row?.payload;
+  const [row] = await sql<{ id: string; payload: string; later_pieces: number }[]>`
+    SELECT m.id, m.payload, ${laterPiecesColumn(sql)}
+    FROM observer_messages m WHERE m.content_hash = ${contentHash} AND NOT m.skipped LIMIT 1`;
+  return row && readMessageText(sql, row.id, row.payload, row.later_pieces);
 }
