@@ -1,5 +1,6 @@
 import type { TransactionSql } from '../store/db.js';
 import {
+  blockTxIdsJson,
   canonicalBlocksAbove,
   distinctTxKeys,
   getBlock,
@@ -7,6 +8,7 @@ import {
   insertChainRows,
   insertMinerRewards,
   setBlocksCanonical,
+  storeBlockTxIds,
   txIdsOfBlocks,
   type StoredBlock,
 } from '../store/write/blocks.js';
@@ -79,6 +81,8 @@ function blockRow(msg: NewBlock, canonical: boolean, messageHash: string | null)
     execution_cost_write_length: cost.write_length,
     canonical,
     message_hash: messageHash,
+    // set once the block's rows are placed (`applyNewBlock`)
+    tx_ids_json: '[]',
   };
 }
 
@@ -262,15 +266,24 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   // The block is new (not `known` above): so are its rows, unless the payload repeats a tx. Then every row
   // it adds is in `rows`, and what follows from them is computed from `rows` instead of read back.
   const fresh = !ctx.readBackRows && distinctTxKeys(rows.txs);
+  // the tx-id list from the rows in hand when they are the rows stored, else read back once they are stored
+  if (fresh) block.tx_ids_json = blockTxIdsJson(rows.txs);
   const microblockRows = confirmedMicroblockRows(msg, ctx.receivedAt);
   const rewardRows = minerRewardRows(msg, canonical);
   // Statements sent from here on are awaited by `sendAll` before anything else can fail or wait.
-  const inserts = [
+  const rowInserts = [
     insertBlock(sql, block),
     insertMicroblocks(sql, microblockRows),
     insertChainRows(sql, rows, { ordinals: ordinalsOnInsert, fresh }),
     insertMinerRewards(sql, rewardRows),
   ];
+  let inserts = rowInserts;
+  if (!fresh) {
+    // a large block's rows go in several statements: the list is read back once all are stored
+    await sendAll(rowInserts);
+    await storeBlockTxIds(sql, block.index_block_hash);
+    inserts = [];
+  }
   if (!canonical) {
     // the original settles the same-nonce pairs of every block's txs, canonical or not (a pair's winner
     // is then the canonical chain's tx, else the best fee)

@@ -33,6 +33,17 @@ export function anchoredVisibleRow(alias: string): string {
 }
 
 /**
+ * Whether an anchored read sees the rows mined in a block (the block given by its alias): all of them when
+ * the block is canonical, none otherwise. A block's rows carry its `canonical` flag (write/blocks.ts
+ * setBlocksCanonical flips both; write/genesis.ts sets both) and are on the canonical microblock stream (only
+ * unconfirmed rows are ever orphaned: write/microblocks.ts). For what a block keeps about its rows (its
+ * tx-id list, migration 023); test/store/block-tx-ids.test.ts checks it against `anchoredVisibleRow`.
+ */
+export function blockRowsVisible(blockAlias: string): string {
+  return column(blockAlias, 'canonical');
+}
+
+/**
  * Visible, `unanchored` given by the SQL text of a boolean (a parameter such as `$2`): one statement text
  * serves both kinds of read.
  */

@@ -57,16 +57,21 @@ export function etag(
 }
 
 /**
- * Answers that change with the chain tip and the unconfirmed microblock stream (and, `withMempool`, with
- * the mempool): the address routes.
+ * The tag of answers that change with the chain tip and the unconfirmed microblock stream (and,
+ * `withMempool`, with the mempool): the address routes. Null before the first block.
  */
-export function chainEtag(store: Store, options: { withMempool: boolean }) {
-  return etag(async () => {
+export function chainTag(store: Store, options: { withMempool: boolean }): () => Promise<string | null> {
+  return async () => {
     const state = await cachedChainState(store);
     if (!state.index_block_hash) return null;
     const mempool = options.withMempool ? `:${state.mempool_version}` : '';
     return `${state.index_block_hash}:${state.microblock_hash || '0x'}${mempool}`;
-  });
+  };
+}
+
+/** The preHandler tagging answers with `chainTag` (304 when the client holds that version). */
+export function chainEtag(store: Store, options: { withMempool: boolean }) {
+  return etag(chainTag(store, options));
 }
 
 /** Answers upstream tags with the tip (its microblock, else its index block hash): v1 blocks, contracts. */

@@ -1,7 +1,7 @@
-import type { AccountTxParts, AccountTxRecord, TransferRecord } from '../../store/read/account-txs.js';
+import type { AccountTxParts, TransferRecord } from '../../store/read/account-txs.js';
 import type { AccountBalances } from '../../store/read/balances.js';
 import { EventKind } from '../../store/schema/codes.js';
-import { TransfersOfTx, type AddressBalances, type TransactionWithTransfers } from '../schemas/addresses.js';
+import { TransfersOfTx, type AddressBalances } from '../schemas/addresses.js';
 import { Transaction } from '../schemas/transactions.js';
 import { minedTransaction } from './txs.js';
 import type { MinedTxRecord } from '../../store/read/txs.js';
@@ -77,7 +77,10 @@ export function balancesJson(balances: AccountBalances, height: number): Address
   return out;
 }
 
-/** The principal's transfers in a tx, and its STX totals (see `txWithTransfersJson`). */
+/**
+ * The principal's transfers in a tx, and its STX totals. `stx_sent` counts the fee whenever the principal is
+ * the sender, even of a sponsored tx (the sponsor paid it), as the original API does.
+ */
 function transfersOfTx(
   tx: { sender_address: string; fee_rate: string },
   transfers: TransferRecord[],
@@ -115,15 +118,6 @@ function transfersOfTx(
   return out;
 }
 
-/**
- * A transaction with the principal's transfers in it. `stx_sent` counts the fee whenever the principal is
- * the sender, even of a sponsored tx (the sponsor paid it), as the original API does.
- */
-export function txWithTransfersJson(record: AccountTxRecord, principal: string): TransactionWithTransfers {
-  const { tx, transfers } = record;
-  return { tx: minedTransaction(tx), ...transfersOfTx(tx, transfers, principal) };
-}
-
 /** Compiled serializers of the response schemas (Fastify's, as `reply.serializeInput` gives them). */
 export type SerializeWith = (schema: typeof Transaction | typeof TransfersOfTx, value: object) => string;
 
@@ -144,6 +138,21 @@ export function renderedTx(row: MinedTxRecord, serialize: SerializeWith): Render
 }
 
 /**
+ * The JSON text of a transaction with the principal's transfers, as the TransactionWithTransfers schema's
+ * serializer writes it, from the tx's rendering (kept or fresh).
+ */
+export function txWithTransfersText(
+  tx: RenderedTx,
+  transfers: TransferRecord[],
+  principal: string,
+  serialize: SerializeWith,
+): string {
+  // `tx` is the first member: `{"tx":…,` then the others as their own object writes them
+  const rest = serialize(TransfersOfTx, transfersOfTx(tx, transfers, principal));
+  return `{"tx":${tx.json},${rest.slice(1)}`;
+}
+
+/**
  * The JSON text of a transactions_with_transfers page, as the page schema's serializer writes it, each tx
  * rendered by `txOf` (the caller's: from its row, or a rendering kept from earlier requests). Sorted as
  * upstream re-sorts a page after selecting it in chain order: by height and tx index, newest first (the
@@ -159,12 +168,6 @@ export function txsWithTransfersPageJson(
   const sorted = [...parts].sort(
     (a, b) => b.key.block_height - a.key.block_height || b.key.tx_index - a.key.tx_index,
   );
-  const results: string[] = [];
-  for (const part of sorted) {
-    const tx = txOf(part);
-    // `tx` is the first member: `{"tx":…,` then the others as their own object writes them
-    const rest = serialize(TransfersOfTx, transfersOfTx(tx, part.transfers, principal));
-    results.push(`{"tx":${tx.json},${rest.slice(1)}`);
-  }
+  const results = sorted.map((part) => txWithTransfersText(txOf(part), part.transfers, principal, serialize));
   return `{"limit":${page.limit},"offset":${page.offset},"total":${page.total},"results":[${results.join(',')}]}`;
 }

@@ -4,16 +4,16 @@ import Type from 'typebox';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
 import { resolveScope, type ScopeRequest } from '../../store/read/account-scope.js';
 import {
-  findAccountTx,
   listAccountTxs,
   listAccountTxsAtHeight,
+  readAccountTx,
   readAccountTxParts,
-  readAccountTxs,
   type AccountTxKey,
 } from '../../store/read/account-txs.js';
 import { getAccountBalances } from '../../store/read/balances.js';
 import { cachedChainState } from '../../store/read/chain-state.js';
-import { chainEtag } from '../cache/etag.js';
+import { chainEtag, chainTag } from '../cache/etag.js';
+import { keptByEtag } from '../cache/kept-answers.js';
 import {
   AddressBalances,
   TransactionWithTransfers,
@@ -33,13 +33,14 @@ import {
 import {
   balancesJson,
   renderedTx,
-  txWithTransfersJson,
+  txWithTransfersText,
   txsWithTransfersPageJson,
   type RenderedTx,
   type SerializeWith,
 } from '../render/addresses.js';
 import { minedTxJsonCache } from '../cache/rendered-txs.js';
 import type { RouteOptions } from './index.js';
+import { sendJson, serializeWith } from './json-reply.js';
 
 // GET /extended/v1/address/{principal}/balances, /transactions_with_transfers and /{tx_id}/with_transfers
 // (NOTES-upstream A.0, A.1, A.8, A.9). A contract id works wherever an address does.
@@ -71,6 +72,11 @@ function storedTxId(value: string): string {
 }
 
 export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+  // Balances and listings are kept by their ETag (cache/kept-answers.ts): a busy principal's 94 KB page is
+  // then sent as it was built, not rebuilt per request. The single tx with transfers is not: its answers are
+  // small and many (one per tx of the principal), so its reads are made cheap instead.
+  const keptBalances = keptByEtag(chainTag(store, { withMempool: true }));
+  const keptListings = keptByEtag(chainTag(store, { withMempool: false }));
   app.get(
     '/extended/v1/address/:principal/balances',
     {
@@ -87,7 +93,8 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         }),
         response: { 200: AddressBalances, ...errorResponses },
       },
-      preHandler: chainEtag(store, { withMempool: true }),
+      preHandler: keptBalances.preHandler,
+      onSend: keptBalances.onSend,
     },
     async (request) => {
       const { principal } = request.params;
@@ -119,7 +126,8 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         }),
         response: { 200: TransactionsWithTransfersPage, ...errorResponses },
       },
-      preHandler: chainEtag(store, { withMempool: false }),
+      preHandler: keptListings.preHandler,
+      onSend: keptListings.onSend,
     },
     async (request, reply) => {
       const { principal } = request.params;
@@ -148,8 +156,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         if (json) kept.set(key, json);
         return json !== undefined;
       });
-      const serialize: SerializeWith = (schema, value) =>
-        reply.serializeInput(value as Record<string, unknown>, schema as unknown as Record<string, unknown>);
+      const serialize: SerializeWith = (schema, value) => serializeWith(reply as FastifyReply, schema, value);
       const json = txsWithTransfersPageJson(
         { limit, offset, total: page.total },
         parts,
@@ -168,7 +175,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         serialize,
       );
       // already serialized (as the response schema's serializer would have)
-      return (reply as FastifyReply).type('application/json; charset=utf-8').send(json);
+      return sendJson(reply as FastifyReply, json);
     },
   );
 
@@ -188,13 +195,26 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       },
       preHandler: chainEtag(store, { withMempool: false }),
     },
-    async (request) => {
+    async (request, reply) => {
       const { principal } = request.params;
       const txId = storedTxId(request.params.tx_id);
-      const key = await findAccountTx(store.sql, principal, txId);
-      const [record] = key ? await readAccountTxs(store.sql, principal, [key]) : [];
-      if (!record) throw new NotFoundError('No matching transaction found');
-      return txWithTransfersJson(record, principal);
+      // the tx's kept rendering when an earlier request rendered it (see cache/rendered-txs.ts)
+      const cache = minedTxJsonCache(store);
+      let kept: RenderedTx | undefined;
+      const part = await readAccountTx(store.sql, principal, txId, (key) => {
+        kept = cache.get(key);
+        return kept !== undefined;
+      });
+      if (!part) throw new NotFoundError('No matching transaction found');
+      const serialize: SerializeWith = (schema, value) => serializeWith(reply, schema, value);
+      let rendered = kept;
+      if (part.tx) {
+        rendered = renderedTx(part.tx, serialize);
+        cache.set(part.tx, rendered);
+      }
+      const json = txWithTransfersText(rendered!, part.transfers, principal, serialize);
+      // already serialized (as the response schema's serializer would have)
+      return sendJson(reply as FastifyReply, json);
     },
   );
 };

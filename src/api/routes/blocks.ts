@@ -4,11 +4,12 @@ import { NotFoundError } from '../../errors.js';
 import { findBlockByBurnHeight, findCanonicalBlock, type BlockLocator } from '../../store/read/blocks.js';
 import { cachedChainState, chainTipSeen } from '../../store/read/chain-state.js';
 import { blockTag, etag, tipEtag } from '../cache/etag.js';
-import { blockV1, blockV2 } from '../render/blocks.js';
+import { blockV1Json, blockV2 } from '../render/blocks.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
 import { errorResponses } from '../schemas/common.js';
 import { BurnBlockHeightParam, HeightOrHashParam, MAX_INT, checkHeightOrHash } from '../schemas/params.js';
 import type { RouteOptions } from './index.js';
+import { sendJson, serializeWith } from './json-reply.js';
 
 /** A valid `height_or_hash` → the block to read; null for a height the index cannot hold. */
 function parseLocator(value: string | number): BlockLocator | null {
@@ -69,11 +70,14 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       },
       preHandler: tipEtag(store),
     },
-    async (request) => {
+    async (request, reply) => {
       const height = request.params.burn_block_height;
       const block = height <= MAX_INT ? await findBlockByBurnHeight(store.sql, height) : undefined;
       if (!block) throw new NotFoundError('cannot find block by height');
-      return blockV1(block);
+      return sendJson(
+        reply,
+        blockV1Json(block, (value) => serializeWith(reply, BlockV1, value)),
+      );
     },
   );
 };

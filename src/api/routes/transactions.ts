@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
-import Type, { type TSchema } from 'typebox';
+import Type from 'typebox';
 import { NotFoundError } from '../../errors.js';
 import {
   findMempoolTx,
@@ -27,6 +26,7 @@ import { MempoolTransaction, Transaction, TxNotFound } from '../schemas/transact
 import { txByIdJsonCache } from '../cache/rendered-txs.js';
 import { mempoolTransaction, minedTransaction, type RenderOptions } from '../render/txs.js';
 import type { RouteOptions } from './index.js';
+import { sendJson, serializeWith } from './json-reply.js';
 
 interface TxQueryValues {
   event_limit: number;
@@ -64,19 +64,9 @@ function txVersion(
     : `${r.tx_id}:mempool:${r.status}:${tx.row.receipt_time}:${tx.row.replaced_by_tx_id ?? ''}`;
 }
 
-/**
- * Sends an already serialized JSON body. Transactions are serialized with the compiled serializer of their
- * own schema (mined or mempool), which drops unknown keys and keeps upstream's key order; choosing the
- * schema here avoids a per-request `anyOf` match in the generic response serializer.
- */
-function sendJson(reply: FastifyReply, json: string) {
-  return reply.type('application/json; charset=utf-8').send(json);
-}
-
-function serialize(reply: FastifyReply, schema: TSchema, value: object): string {
-  return reply.serializeInput(value as Record<string, unknown>, schema as Record<string, unknown>);
-}
-
+// Transactions are serialized with the compiled serializer of their own schema (mined or mempool), which
+// drops unknown keys and keeps upstream's key order; choosing the schema here avoids a per-request `anyOf`
+// match in the generic response serializer (json-reply.ts).
 export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
   app.get(
     '/extended/v1/tx/multiple',
@@ -158,7 +148,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         const tx = mined.get(id);
         if (!tx) continue;
         versions.push(txVersion({ kind: 'mined', row: tx }));
-        const json = serialize(reply, Transaction, minedTransaction(tx, options));
+        const json = serializeWith(reply, Transaction, minedTransaction(tx, options));
         if (keep) cache.set(tx, json);
         entries.push(`${JSON.stringify(id)}:{"found":true,"result":${json}}`);
       }
@@ -166,7 +156,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         const tx = pending.get(id);
         if (!tx) continue;
         versions.push(txVersion({ kind: 'mempool', row: tx }));
-        const json = serialize(reply, MempoolTransaction, mempoolTransaction(tx, options));
+        const json = serializeWith(reply, MempoolTransaction, mempoolTransaction(tx, options));
         entries.push(`${JSON.stringify(id)}:{"found":true,"result":${json}}`);
       }
       for (const id of ids) {
@@ -230,7 +220,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         if (clientHasVersion(request, reply, digestTag([txVersion({ kind: 'mined', row: mined })]))) {
           return sendNotModified(reply);
         }
-        const json = serialize(reply, Transaction, minedTransaction(mined, options));
+        const json = serializeWith(reply, Transaction, minedTransaction(mined, options));
         if (keep) cache.set(mined, json);
         return sendJson(reply, json);
       }
@@ -239,7 +229,10 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         if (clientHasVersion(request, reply, digestTag([txVersion({ kind: 'mempool', row: pending })]))) {
           return sendNotModified(reply);
         }
-        return sendJson(reply, serialize(reply, MempoolTransaction, mempoolTransaction(pending, options)));
+        return sendJson(
+          reply,
+          serializeWith(reply, MempoolTransaction, mempoolTransaction(pending, options)),
+        );
       }
       throw new NotFoundError('could not find transaction by ID');
     },

@@ -131,20 +131,13 @@ export async function listAccountTxsAtHeight(
   return { total: rows.length, keys: rows.map(toKey) };
 }
 
-const accountTx = statement<AccountTxKey, [principal: string, txId: string]>(`
-  SELECT ${keyColumns('p')} FROM principal_txs p
-  WHERE p.principal = $1 AND p.tx_id = $2 AND ${canonicalRow('p')}
-  ORDER BY p.block_height DESC LIMIT 1`);
-
-/** The canonical row of a tx the principal takes part in (unconfirmed microblock txs included). */
-export async function findAccountTx(
-  sql: Sql,
-  principal: string,
-  txId: string,
-): Promise<AccountTxKey | undefined> {
-  const [row] = await accountTx(sql, principal, txId);
-  return row && toKey(row);
-}
+/** The columns of a transfer (without, then with its tx's key), from events `e`. */
+const TRANSFER_FIELDS = `e.event_index, e.kind, e.sender, e.recipient, e.amount::text AS amount,
+  e.asset_identifier, e.value, e.value_repr`;
+const TRANSFER_COLUMNS = `e.tx_id, e.index_block_hash, e.microblock_hash, ${TRANSFER_FIELDS}`;
+/** Events `e` in which the principal ($1) sends or receives STX, a fungible or a non-fungible token. */
+const TRANSFER_OF_PRINCIPAL = `(e.sender = $1 OR e.recipient = $1)
+  AND e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})`;
 
 const transfersAtHeights = statement<
   TransferRecord,
@@ -156,19 +149,49 @@ const transfersAtHeights = statement<
     microblockHashes: string[],
   ]
 >(`
-  SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
-    e.amount, e.asset_identifier, e.value, e.value_repr
+  SELECT e.*
   FROM unnest($2::int[]) AS h(block_height)
   CROSS JOIN LATERAL (
-    SELECT e.tx_id, e.index_block_hash, e.microblock_hash, e.event_index, e.kind, e.sender, e.recipient,
-      e.amount::text AS amount, e.asset_identifier, e.value, e.value_repr
+    SELECT ${TRANSFER_COLUMNS}
     FROM events e
-    WHERE (e.sender = $1 OR e.recipient = $1) AND e.block_height = h.block_height
-      AND e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})
+    WHERE ${TRANSFER_OF_PRINCIPAL} AND e.block_height = h.block_height
     OFFSET 0
   ) AS e
   JOIN unnest($3::text[], $4::text[], $5::text[]) AS k(tx_id, index_block_hash, microblock_hash)
     ON k.tx_id = e.tx_id AND k.index_block_hash = e.index_block_hash AND k.microblock_hash = e.microblock_hash
+  ORDER BY e.event_index DESC`);
+
+/**
+ * A tx with at most this many events has the principal's transfers in it read from its own events (a
+ * primary-key range of at most this many rows) rather than from the principal's events at its height: a busy
+ * principal has ~40 events at a height on the 10k-tx chain (19 buffers, 0.5 ms of PostgreSQL per read, bench
+ * RESULTS.md "Read-side misses"), while its txs have 1–3 each. A tx with more (the boot address's genesis tx:
+ * ~10,000) is read by height, bounded by the principal's events there.
+ */
+export const OWN_EVENTS_READ_MAX = 64;
+
+type AccountTxTransferRow = AccountTxKey & { event_count: number } & Partial<TransferRecord>;
+
+/**
+ * The canonical row of a tx ($2) the principal takes part in (unconfirmed microblock txs included), with its
+ * number of events and, when that is at most OWN_EVENTS_READ_MAX, the principal's transfers in it read from
+ * its own events (a primary-key range): one row per transfer, or one with no transfer fields. One statement:
+ * the tx's key and its transfers in one round trip.
+ */
+const accountTxWithTransfers = statement<AccountTxTransferRow, [principal: string, txId: string]>(`
+  SELECT k.*, e.*
+  FROM (
+    SELECT ${keyColumns('p')}, t.event_count FROM principal_txs p
+    JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash
+      AND t.microblock_hash = p.microblock_hash
+    WHERE p.principal = $1 AND p.tx_id = $2 AND ${canonicalRow('p')}
+    ORDER BY p.block_height DESC LIMIT 1
+  ) AS k
+  LEFT JOIN LATERAL (
+    SELECT ${TRANSFER_FIELDS} FROM events e
+    WHERE e.tx_id = k.tx_id AND e.index_block_hash = k.index_block_hash AND e.microblock_hash = k.microblock_hash
+      AND ${TRANSFER_OF_PRINCIPAL} AND k.event_count <= ${OWN_EVENTS_READ_MAX}
+  ) AS e ON true
   ORDER BY e.event_index DESC`);
 
 /**
@@ -180,7 +203,7 @@ const transfersAtHeights = statement<
  * each tx instead cost ~10,000 for the boot address's one genesis tx. `OFFSET 0` keeps the per-height
  * subquery from being flattened into a join.
  */
-function findTransfers(sql: Sql, principal: string, keys: AccountTxKey[]): Promise<TransferRecord[]> {
+export function findTransfers(sql: Sql, principal: string, keys: AccountTxKey[]): Promise<TransferRecord[]> {
   if (keys.length === 0) return Promise.resolve([]);
   return transfersAtHeights(
     sql,
@@ -203,12 +226,6 @@ function toKey(row: Partial<AccountTxKey>): AccountTxKey {
     canonical: row.canonical!,
     microblock_canonical: row.microblock_canonical!,
   };
-}
-
-export interface AccountTxRecord {
-  tx: MinedTxRecord;
-  /** the principal's transfers in it, last event first */
-  transfers: TransferRecord[];
 }
 
 /** What `readAccountTxParts` found of one key: its mined row unless skipped, and the principal's transfers. */
@@ -259,12 +276,45 @@ export async function readAccountTxParts(
   return parts;
 }
 
-/** The mined rows (without events) and the principal's transfers of these txs, in the keys' order. */
-export async function readAccountTxs(
+/**
+ * One tx of the principal by id (its canonical row; unconfirmed microblock txs included): its mined row unless
+ * `skipRow` says the caller has it, and the principal's transfers in it, last event first (the rows
+ * `findTransfers` gives for its key: read from the tx's own events when it has few, else by height).
+ * Undefined when the principal takes no part in such a tx (or a concurrent block removed the row meanwhile).
+ */
+export async function readAccountTx(
   sql: Sql,
   principal: string,
-  keys: AccountTxKey[],
-): Promise<AccountTxRecord[]> {
-  const parts = await readAccountTxParts(sql, principal, keys);
-  return parts.map((p) => ({ tx: p.tx!, transfers: p.transfers }));
+  txId: string,
+  skipRow: (key: AccountTxKey) => boolean = () => false,
+): Promise<AccountTxParts | undefined> {
+  const rows = await accountTxWithTransfers(sql, principal, txId);
+  if (rows.length === 0) return undefined;
+  const key = toKey(rows[0]);
+  const ownEvents = rows[0].event_count <= OWN_EVENTS_READ_MAX;
+  const skip = skipRow(key);
+  const [txs, transfers] = await Promise.all([
+    skip ? [] : findMinedTxsByKey(sql, [key], null),
+    ownEvents ? transfersOfRows(key, rows) : findTransfers(sql, principal, [key]),
+  ]);
+  if (!skip && txs.length === 0) return undefined;
+  return { key, tx: skip ? null : txs[0], transfers };
+}
+
+function transfersOfRows(key: AccountTxKey, rows: AccountTxTransferRow[]): TransferRecord[] {
+  return rows
+    .filter((r) => r.event_index !== null && r.event_index !== undefined)
+    .map((r) => ({
+      tx_id: key.tx_id,
+      index_block_hash: key.index_block_hash,
+      microblock_hash: key.microblock_hash,
+      event_index: r.event_index!,
+      kind: r.kind!,
+      sender: r.sender ?? null,
+      recipient: r.recipient ?? null,
+      amount: r.amount ?? null,
+      asset_identifier: r.asset_identifier ?? null,
+      value: r.value ?? null,
+      value_repr: r.value_repr ?? null,
+    }));
 }

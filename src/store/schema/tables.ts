@@ -71,6 +71,8 @@ export const blockColumns = {
   canonical: bool,
   /** content hash of the observer message that brought the block (its raw-log row), null before migration 019 */
   message_hash: nullable(text),
+  /** the ids of the txs mined in the block, newest first, as JSON array text (migration 023; write/blocks.ts) */
+  tx_ids_json: text,
 } as const;
 
 /** The decoded transaction columns `txs` and `mempool_txs` share. */

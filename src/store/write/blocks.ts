@@ -24,6 +24,37 @@ export function insertBlock(sql: TransactionSql, block: BlockRow): Promise<unkno
   return bulkInsert(sql, 'blocks', blockSpec, [block]);
 }
 
+/**
+ * A block's `tx_ids_json` (migration 023): the ids of the txs mined in it, newest first (microblock sequence,
+ * then tx index, descending: anchored txs carry the highest sequence), as JSON array text. Built from the
+ * block's rows in hand when they are distinct (`distinctTxKeys`); `storeBlockTxIds` reads the same list back
+ * from the stored rows, and test/ingest/block-paths.test.ts proves the two equal.
+ */
+export function blockTxIdsJson(txs: readonly TxRow[]): string {
+  const newestFirst = [...txs].sort(
+    (a, b) => b.microblock_sequence - a.microblock_sequence || b.tx_index - a.tx_index,
+  );
+  return JSON.stringify(newestFirst.map((tx) => tx.tx_id));
+}
+
+/**
+ * Rewrites a block's `tx_ids_json` from its stored tx rows: after rows were added under it other than the
+ * distinct rows in hand (a payload repeating a tx, block 0's rows adopted by block 1). Awaited after the rows'
+ * inserts, which a large block sends in several statements.
+ */
+export function storeBlockTxIds(sql: TransactionSql, indexBlockHash: string): Promise<unknown> {
+  return sql
+    .unsafe(
+      `UPDATE blocks SET tx_ids_json = (
+        SELECT '[' || coalesce(string_agg(to_json(t.tx_id)::text, ',' ORDER BY t.microblock_sequence DESC, t.tx_index DESC), '') || ']'
+        FROM txs t WHERE t.index_block_hash = $1)
+      WHERE index_block_hash = $1`,
+      [indexBlockHash],
+      PREPARED,
+    )
+    .execute();
+}
+
 export function insertMinerRewards(sql: TransactionSql, rows: MinerRewardRow[]): Promise<unknown> {
   return bulkInsert(sql, 'miner_rewards', minerRewardSpec, rows);
 }

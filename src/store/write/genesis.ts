@@ -1,10 +1,11 @@
 import type { TransactionSql } from '../db.js';
+import { storeBlockTxIds } from './blocks.js';
 
 /**
  * Networks that start with a block 0 (newer mainnet) put the boot contracts and genesis STX mints there.
  * Block 0 is never canonical; when block 1 arrives its rows move into block 1 as the original API does:
  * they count and show as mined at height 1, with tx_index + 1 (so they share indexes with block 1's own
- * txs) and their block-0 times.
+ * txs) and their block-0 times. Both blocks' tx-id lists are read back.
  */
 export async function adoptGenesisRows(
   sql: TransactionSql,
@@ -33,6 +34,11 @@ export async function adoptGenesisRows(
         tx_index = tx_index + ${txIndexShift}, canonical = true
       WHERE index_block_hash = ${genesisIndexBlockHash}`;
   }
+  // each block's tx-id list is its stored rows': block 1's gains them, block 0's is left empty
+  await Promise.all([
+    storeBlockTxIds(sql, block.index_block_hash),
+    storeBlockTxIds(sql, genesisIndexBlockHash),
+  ]);
   await sql`
     UPDATE smart_contracts SET index_block_hash = ${block.index_block_hash}, block_height = ${block.block_height},
       canonical = true

@@ -85,7 +85,13 @@ export function resolveSameNonce(sql: TransactionSql, txs: readonly NonceClaim[]
   const payers = txs.map(payerOf);
   const nonces = txs.map((t) => t.nonce);
   // Members and mined txs are found by sender and by sponsor in two index lookups each (UNION), not one
-  // join on an OR that no index serves.
+  // join on an OR that no index serves. Each pair's winner is then ranked in one sort over the candidates
+  // (the mined txs first, latest first; then the members, best fee first) instead of joining the pairs
+  // with per-pair `mined` and `best` sets: planned on CTEs estimated at one or two rows, those joins were
+  // nested loops rescanning a sorted CTE per member (85 x 83 rows for a block of 170 pairs): 8 ms of such
+  // a block's 8.2 ms, 26% of ingest's statement time on the 500-block bench chain (bench/RESULTS.md).
+  // A loser already dropped as replaced by that winner is not rewritten (the same values, a row version
+  // and WAL saved).
   return sql`
     WITH pair AS (
       SELECT DISTINCT payer, nonce FROM unnest(${payers}::text[], ${nonces}::int8[]) AS p(payer, nonce)
@@ -97,36 +103,36 @@ export function resolveSameNonce(sql: TransactionSql, txs: readonly NonceClaim[]
       SELECT m.tx_id, m.fee_rate, m.receipt_time, p.payer, p.nonce
       FROM pair p JOIN mempool_txs m ON m.sponsor_address = p.payer AND m.nonce = p.nonce AND m.sponsored
     ),
-    mined AS (
-      SELECT DISTINCT ON (payer, nonce) payer, nonce, tx_id
-      FROM (
-        SELECT p.payer, p.nonce, t.tx_id, t.block_height, t.microblock_sequence, t.tx_index
-        FROM pair p JOIN txs t ON t.sender_address = p.payer AND t.nonce = p.nonce
-        WHERE ${sql.unsafe(canonicalRow('t'))}
-        UNION ALL
-        SELECT p.payer, p.nonce, t.tx_id, t.block_height, t.microblock_sequence, t.tx_index
-        FROM pair p JOIN txs t ON t.sponsor_address = p.payer AND t.nonce = p.nonce
-        WHERE t.sponsored AND ${sql.unsafe(canonicalRow('t'))}
-      ) AS candidates
-      ORDER BY payer, nonce, block_height DESC, microblock_sequence DESC, tx_index DESC
+    candidate AS (
+      SELECT p.payer, p.nonce, t.tx_id, false AS is_member, t.block_height, t.microblock_sequence, t.tx_index,
+        NULL::numeric AS fee_rate, NULL::bigint AS receipt_time
+      FROM pair p JOIN txs t ON t.sender_address = p.payer AND t.nonce = p.nonce
+      WHERE ${sql.unsafe(canonicalRow('t'))}
+      UNION ALL
+      SELECT p.payer, p.nonce, t.tx_id, false, t.block_height, t.microblock_sequence, t.tx_index, NULL, NULL
+      FROM pair p JOIN txs t ON t.sponsor_address = p.payer AND t.nonce = p.nonce
+      WHERE t.sponsored AND ${sql.unsafe(canonicalRow('t'))}
+      UNION ALL
+      SELECT payer, nonce, tx_id, true, NULL, NULL, NULL, fee_rate, receipt_time FROM member
     ),
-    best AS (
-      SELECT DISTINCT ON (payer, nonce) payer, nonce, tx_id
-      FROM member ORDER BY payer, nonce, fee_rate DESC, receipt_time DESC, tx_id
-    ),
-    winner AS (
-      SELECT p.payer, p.nonce, coalesce(mined.tx_id, best.tx_id) AS tx_id
-      FROM pair p LEFT JOIN mined USING (payer, nonce) LEFT JOIN best USING (payer, nonce)
+    ranked AS (
+      SELECT tx_id, is_member, first_value(tx_id) OVER (
+          PARTITION BY payer, nonce
+          ORDER BY is_member, block_height DESC, microblock_sequence DESC, tx_index DESC,
+            fee_rate DESC, receipt_time DESC, tx_id
+        ) AS winner
+      FROM candidate
     ),
     loser AS (
-      SELECT DISTINCT ON (member.tx_id) member.tx_id, winner.tx_id AS winner
-      FROM member JOIN winner USING (payer, nonce)
-      WHERE member.tx_id <> winner.tx_id
-      ORDER BY member.tx_id, winner.tx_id
+      SELECT DISTINCT ON (tx_id) tx_id, winner FROM ranked
+      WHERE is_member AND tx_id <> winner
+      ORDER BY tx_id, winner
     )
     UPDATE mempool_txs AS m SET pruned = true, status = ${MempoolStatus.dropped_replace_by_fee},
       replaced_by_tx_id = loser.winner
-    FROM loser WHERE m.tx_id = loser.tx_id`.execute();
+    FROM loser WHERE m.tx_id = loser.tx_id
+      AND (m.pruned, m.status, m.replaced_by_tx_id)
+        IS DISTINCT FROM (true, ${MempoolStatus.dropped_replace_by_fee}::int2, loser.winner)`.execute();
 }
 
 /** A mined tx, as pruning the mempool needs it: its id and the (payer, nonce) pair it claims. */

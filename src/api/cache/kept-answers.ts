@@ -1,0 +1,115 @@
+import type { FastifyReply, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import { clientHasVersion, sendNotModified } from './etag.js';
+
+// Answers kept by their ETag. An ETag says "same tag, same request => same body" (that is what lets a client's
+// If-None-Match be answered 304 without reading anything), so the body sent once under a tag can be sent
+// again to any client asking the same URL under the same tag, without reading or rendering anything. For the
+// large account pages this is most of the cost: a 94 KB transactions_with_transfers page cost ~0.9 ms of API
+// CPU and ~0.25 ms of PostgreSQL to build (bench/RESULTS.md, "Read-side misses"), while sending a ready
+// Buffer of that size costs what a bare route sending a constant does.
+//
+// Never from another tip: an entry is found only under the tag it was made with; the first request that
+// computes another tag (the chain state changed: local ingest dropped the cached state, another process's
+// NOTIFY did, or the state's 100 ms TTL re-read found a new tip or mempool version) drops every entry. A body
+// is kept only if the tag is unchanged once it is built: a read that raced with ingest (the reads ran on the
+// new state, the tag was the old one) is sent as it is but not kept. So a kept answer is never staler than the
+// ETag it is sent under: both last until this process learns of the change (docs/deploy.md, "How stale a
+// reader is").
+//
+// Bound: `maxBytes` of bodies per route (8 MB by default: ~85 of the largest 94 KB pages, or thousands of
+// small answers), the oldest kept answer leaving first; an answer larger than a quarter of the bound is never
+// kept.
+
+const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
+
+/** URL → body, all made under one tag. */
+export class KeptAnswers {
+  private tag: string | undefined;
+  private readonly entries = new Map<string, Buffer>();
+  private keptBytes = 0;
+
+  constructor(readonly maxBytes = DEFAULT_MAX_BYTES) {}
+
+  /** The body kept for `key` under `tag`; a new tag drops everything kept under the previous one. */
+  get(tag: string, key: string): Buffer | undefined {
+    if (tag !== this.tag) {
+      this.clear();
+      this.tag = tag;
+      return undefined;
+    }
+    return this.entries.get(key);
+  }
+
+  /** Keeps `body` for `key` under `tag` (ignored when `tag` is no longer the current one, or too large). */
+  set(tag: string, key: string, body: Buffer): void {
+    if (tag !== this.tag || body.length > this.maxBytes / 4) return;
+    const previous = this.entries.get(key);
+    if (previous) {
+      this.entries.delete(key);
+      this.keptBytes -= previous.length;
+    }
+    while (this.keptBytes + body.length > this.maxBytes) {
+      const oldest = this.entries.entries().next();
+      if (oldest.done) break;
+      this.entries.delete(oldest.value[0]);
+      this.keptBytes -= oldest.value[1].length;
+    }
+    this.entries.set(key, body);
+    this.keptBytes += body.length;
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    this.keptBytes = 0;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get bytes(): number {
+    return this.keptBytes;
+  }
+}
+
+/** The tag a request was answered under, for the requests whose fresh body is to be kept. */
+const pending = new WeakMap<FastifyRequest, string>();
+
+/**
+ * The hooks of a route whose answers are kept by their ETag (`computeTag`: the route's ETag, from cheap chain
+ * state; null → no tag, nothing kept). The preHandler answers 304 when the client holds the version, else
+ * the kept body when there is one (the handler never runs); the onSend hook keeps a fresh 200 body when the
+ * tag is still the current one.
+ */
+export function keptByEtag(
+  computeTag: () => Promise<string | null>,
+  answers = new KeptAnswers(),
+): { preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler; answers: KeptAnswers } {
+  const preHandler = async function keptAnswerHandler(request: FastifyRequest, reply: FastifyReply) {
+    const tag = await computeTag();
+    if (tag === null) return;
+    if (clientHasVersion(request, reply, tag)) {
+      await sendNotModified(reply);
+      return reply;
+    }
+    if (request.method !== 'GET') return;
+    const body = answers.get(tag, request.url);
+    if (body) {
+      await reply.type('application/json; charset=utf-8').send(body);
+      return reply;
+    }
+    pending.set(request, tag);
+  };
+  const onSend: onSendHookHandler = async (request, reply, payload) => {
+    const tag = pending.get(request);
+    if (tag === undefined) return payload;
+    pending.delete(request);
+    if (reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload)))
+      return payload;
+    if ((await computeTag()) !== tag) return payload;
+    const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    answers.set(tag, request.url, body);
+    return body;
+  };
+  return { preHandler, onSend, answers };
+}

@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, describe, test } from 'node:test';
+import type { Engine, Sql } from '../../src/store/db.js';
+import { anchoredVisibleRow } from '../../src/store/visibility.js';
+import { get, startTestApi } from '../support/api.js';
+import { stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+
+// Block by burn block height answers the block's tx ids from the list the block keeps (`blocks.tx_ids_json`,
+// migration 023, written at ingest) and splices that JSON text into the serialized block. This proves, on
+// recorded chains with reorgs, orphaned and out-of-order microblocks and a genesis block adopted by block 1:
+// - every block's kept list is the ids of the tx rows stored under it, newest first;
+// - the txs an answer lists are exactly those an anchored read sees in that block (the statement the route
+//   used before the list was kept: the block's tx rows filtered by the visibility rule);
+// - the answer's bytes are what the route's 200 serializer makes of the same block with its txs parsed;
+// - migration 023's backfill of databases indexed before it writes the same lists as ingest does.
+
+after(stopOwnCluster);
+
+const ROUTE = '/extended/v1/block/by_burn_block_height/';
+const FIXTURES = [
+  'mainnet-reorg-scenario1',
+  'mainnet-reorg-scenario2',
+  'mainnet-out-of-order-microblock',
+  'mainnet-block0',
+  'poisonmicroblock',
+];
+
+/** Migration 023's backfill statement, as the file runs it. */
+async function backfillStatement(): Promise<string> {
+  const file = await readFile(
+    new URL('../../src/store/migrations/023_block_tx_ids.sql', import.meta.url),
+    'utf8',
+  );
+  const statement = /^UPDATE blocks [^;]+;/m.exec(file)?.[0];
+  assert.ok(statement, "023's UPDATE statement");
+  return statement;
+}
+
+/** The ids of the tx rows stored under a block, newest first, read independently of the store's code. */
+async function storedTxIds(sql: Sql, indexBlockHash: string): Promise<string[]> {
+  const rows = await sql<{ tx_id: string }[]>`
+    SELECT tx_id FROM txs WHERE index_block_hash = ${indexBlockHash}
+    ORDER BY microblock_sequence DESC, tx_index DESC`;
+  return rows.map((r) => r.tx_id);
+}
+
+/** The tx ids an anchored read sees in a block, newest first (the route's statement before migration 023). */
+async function visibleTxIds(sql: Sql, indexBlockHash: string): Promise<string[]> {
+  const rows = await sql.unsafe<{ tx_id: string }[]>(
+    `SELECT t.tx_id FROM txs t WHERE t.index_block_hash = $1 AND ${anchoredVisibleRow('t')}
+     ORDER BY t.microblock_sequence DESC, t.tx_index DESC`,
+    [indexBlockHash],
+  );
+  return rows.map((r) => r.tx_id);
+}
+
+for (const engine of testEngines(import.meta.url) as Engine[]) {
+  for (const fixture of FIXTURES) {
+    describe(`block by burn block height, txs from the list each block keeps (${fixture}, ${engine})`, () => {
+      test('lists equal the stored rows, answers equal the visible rows and the serializer', async () => {
+        const { app, store, close } = await startTestApi({ engine, fixture });
+        try {
+          let serializer: ((answer: unknown) => string) | undefined;
+          app.addHook('onSend', async (request, reply, payload) => {
+            if (request.routeOptions.url?.startsWith(ROUTE) && reply.statusCode === 200) {
+              serializer ??= reply.getSerializationFunction('200') as (answer: unknown) => string;
+            }
+            return payload;
+          });
+
+          const blocks = await store.sql<
+            { index_block_hash: string; canonical: boolean; tx_ids_json: string; burn_block_height: number }[]
+          >`SELECT index_block_hash, canonical, tx_ids_json, burn_block_height FROM blocks ORDER BY block_height`;
+          let orphaned = 0;
+          let listed = 0;
+          for (const block of blocks) {
+            const kept = JSON.parse(block.tx_ids_json) as string[];
+            assert.deepEqual(
+              kept,
+              await storedTxIds(store.sql, block.index_block_hash),
+              block.index_block_hash,
+            );
+            const visible = await visibleTxIds(store.sql, block.index_block_hash);
+            // the rule the route applies to the kept list (visibility.ts blockRowsVisible)
+            assert.deepEqual(block.canonical ? kept : [], visible, block.index_block_hash);
+            if (!block.canonical) orphaned += 1;
+            listed += kept.length;
+          }
+          assert.ok(listed > 0, 'blocks with txs');
+
+          const burnHeights = [...new Set(blocks.map((b) => b.burn_block_height))];
+          let answered = 0;
+          for (const height of burnHeights) {
+            const res = await get(app, `${ROUTE}${height}`);
+            assert.equal(res.statusCode, 200, `${height}`);
+            assert.match(String(res.headers['content-type']), /^application\/json/);
+            const body = JSON.parse(res.body) as { index_block_hash: string; txs: string[] };
+            const txs = await visibleTxIds(store.sql, body.index_block_hash);
+            assert.deepEqual(body.txs, txs, `${height}`);
+            assert.ok(serializer, 'the 200 serializer of the route');
+            assert.equal(res.body, serializer({ ...body, txs }), `${height}`);
+            answered += 1;
+          }
+          assert.equal(answered, burnHeights.length);
+          if (fixture.startsWith('mainnet-reorg')) assert.ok(orphaned > 0, 'orphaned blocks');
+
+          // the backfill rewrites every list to what ingest wrote
+          const lists = async () =>
+            store.sql<{ index_block_hash: string; tx_ids_json: string }[]>`
+              SELECT index_block_hash, tx_ids_json FROM blocks ORDER BY index_block_hash`;
+          const written = await lists();
+          await store.sql`UPDATE blocks SET tx_ids_json = '[]'`;
+          await store.sql.unsafe(await backfillStatement());
+          assert.deepEqual(await lists(), written);
+
+          const missing = await get(app, `${ROUTE}${Math.max(...burnHeights) + 1000}`);
+          assert.equal(missing.statusCode, 404);
+          assert.deepEqual(JSON.parse(missing.body), {
+            statusCode: 404,
+            error: 'Not Found',
+            message: 'cannot find block by height',
+          });
+        } finally {
+          await close();
+        }
+      });
+    });
+  }
+}

@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { KeptAnswers } from '../../src/api/cache/kept-answers.js';
+import { buildApiServer } from '../../src/api/server.js';
+import { API_VERSION, startTestApi } from '../support/api.js';
+import { addressOf, ev, transferTx } from '../support/chain.js';
+import { silentLogger, stopOwnCluster } from '../support/database.js';
+
+after(stopOwnCluster);
+
+const ALICE = addressOf('alice');
+const BOB = addressOf('bob');
+const DAVE = addressOf('dave');
+
+describe('answers kept by their ETag', () => {
+  test('found only under the tag they were made with; a new tag drops all; bounded in bytes', () => {
+    const kept = new KeptAnswers(100);
+    assert.equal(kept.get('t1', '/a'), undefined);
+    kept.set('t1', '/a', Buffer.from('a'.repeat(20)));
+    kept.set('t1', '/b', Buffer.from('b'.repeat(20)));
+    assert.equal(kept.get('t1', '/a')?.toString(), 'a'.repeat(20));
+    assert.equal(kept.bytes, 40);
+    // made under a tag that is no longer current: not kept
+    kept.set('t0', '/c', Buffer.from('c'));
+    assert.equal(kept.size, 2);
+    // more than a quarter of the bound: never kept
+    kept.set('t1', '/big', Buffer.from('x'.repeat(26)));
+    assert.equal(kept.get('t1', '/big'), undefined);
+    // the oldest leave first once the bound is reached: 5 × 20 = 100 bytes fit, a 6th evicts /a
+    for (const k of ['/c', '/d', '/e', '/f']) kept.set('t1', k, Buffer.from('z'.repeat(20)));
+    assert.equal(kept.bytes, 100);
+    assert.equal(kept.get('t1', '/a'), undefined);
+    assert.equal(kept.get('t1', '/b')?.length, 20);
+    assert.equal(kept.size, 5);
+    // another tag (a new block, a reorg, a mempool change): nothing of the previous tag is answered
+    assert.equal(kept.get('t2', '/b'), undefined);
+    assert.equal(kept.size, 0);
+    assert.equal(kept.bytes, 0);
+    assert.equal(kept.get('t1', '/b'), undefined, 'the old tag does not bring them back');
+  });
+
+  test('a kept page equals a fresh one byte for byte, and a new block or a reorg is never answered from the previous tip', async () => {
+    const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
+    // a second server over the same database, with caches of its own, to compare against fresh renderings
+    const fresh = await buildApiServer({ apiVersion: API_VERSION, store, logger: silentLogger });
+    try {
+      const toBob = await transferTx({ from: 'alice', fee: 10, nonce: 0, to: BOB, amount: 500 });
+      const b1 = await chain.block({ txs: [{ tx: toBob, events: [ev.stxTransfer(ALICE, BOB, 500)] }] });
+      const a2 = await chain.block({
+        parent: b1,
+        txs: [
+          {
+            tx: await transferTx({ from: 'alice', fee: 10, nonce: 1, to: BOB, amount: 7 }),
+            events: [ev.stxTransfer(ALICE, BOB, 7)],
+          },
+        ],
+      });
+      const urls = [
+        `/extended/v1/address/${BOB}/transactions_with_transfers?limit=50`,
+        `/extended/v1/address/${BOB}/transactions_with_transfers?limit=1&offset=1`,
+        `/extended/v1/address/${BOB}/balances`,
+      ];
+      const get = async (url: string) => {
+        const res = await app.inject({ method: 'GET', url });
+        assert.equal(res.statusCode, 200, url);
+        return res;
+      };
+      // one tx with transfers: rendered from its row first (no request rendered it yet), then from the kept
+      // rendering of the tx, the same bytes
+      const oneTx = `/extended/v1/address/${BOB}/${toBob.txid}/with_transfers`;
+      const rendered = await get(oneTx);
+      assert.equal(rendered.json().stx_received, '500');
+      assert.equal(rendered.json().tx.block_hash, b1.block_hash);
+      assert.equal((await get(oneTx)).body, rendered.body);
+      assert.equal((await fresh.inject({ method: 'GET', url: oneTx })).body, rendered.body);
+
+      for (const url of urls) {
+        const first = await get(url);
+        const kept = await get(url);
+        const other = await fresh.inject({ method: 'GET', url });
+        assert.equal(kept.body, first.body, url);
+        assert.equal(kept.body, other.body, `${url}: kept = fresh`);
+        assert.equal(kept.headers.etag, first.headers.etag);
+        assert.equal(kept.headers['content-type'], 'application/json; charset=utf-8');
+        assert.equal(kept.headers['cache-control'], 'public, no-cache, must-revalidate');
+      }
+      // kept, not re-read: a change behind the API's back (no new chain state) shows only on the fresh server
+      await store.sql`UPDATE stx_balances SET total_received = total_received + 1000 WHERE principal = ${BOB}`;
+      assert.equal((await get(urls[2])).json().stx.balance, '507', 'the kept answer');
+      const unkept = `${urls[2]}?unanchored=false`; // a URL neither server has answered yet
+      assert.equal((await fresh.inject({ method: 'GET', url: unkept })).json().stx.balance, '1507');
+      await store.sql`UPDATE stx_balances SET total_received = total_received - 1000 WHERE principal = ${BOB}`;
+      assert.equal((await get(urls[0])).json().total, 2);
+      assert.equal((await get(urls[2])).json().stx.balance, '507');
+      // a 304 still comes before the kept body
+      const tag = (await get(urls[0])).headers.etag as string;
+      const notModified = await app.inject({
+        method: 'GET',
+        url: urls[0],
+        headers: { 'if-none-match': tag },
+      });
+      assert.equal(notModified.statusCode, 304);
+      assert.equal(notModified.body, '');
+
+      // a new block: the pages and the balance show it at once
+      const a3 = await chain.block({
+        parent: a2,
+        txs: [
+          {
+            tx: await transferTx({ from: 'alice', fee: 10, nonce: 2, to: BOB, amount: 1 }),
+            events: [ev.stxTransfer(ALICE, BOB, 1)],
+          },
+        ],
+      });
+      const afterBlock = await get(urls[0]);
+      assert.notEqual(afterBlock.headers.etag, tag);
+      assert.equal(afterBlock.json().total, 3);
+      assert.equal(afterBlock.json().results[0].tx.block_hash, a3.block_hash);
+      assert.equal((await get(urls[2])).json().stx.balance, '508');
+      assert.equal((await get(urls[0])).body, (await fresh.inject({ method: 'GET', url: urls[0] })).body);
+
+      // a fork from block 1 wins at height 4: bob's txs of blocks 2 and 3 are gone, dave's appear
+      const b2 = await chain.block({
+        parent: b1,
+        txs: [
+          {
+            tx: await transferTx({ from: 'alice', fee: 20, nonce: 1, to: DAVE, amount: 700 }),
+            events: [ev.stxTransfer(ALICE, DAVE, 700)],
+          },
+        ],
+      });
+      const b3 = await chain.block({ parent: b2 });
+      assert.equal((await get(urls[0])).json().total, 3, 'the fork is not canonical yet');
+      await chain.block({ parent: b3 });
+      const afterReorg = await get(urls[0]);
+      assert.equal(afterReorg.json().total, 1);
+      assert.equal(afterReorg.json().results[0].tx.block_hash, b1.block_hash);
+      assert.equal((await get(urls[1])).json().results.length, 0);
+      assert.equal((await get(urls[2])).json().stx.balance, '500');
+      for (const url of urls) {
+        assert.equal((await get(url)).body, (await fresh.inject({ method: 'GET', url })).body, url);
+      }
+    } finally {
+      await fresh.close();
+      await close();
+    }
+  });
+
+  test('balances are kept per mempool version: a pending tx shows at once', async () => {
+    const { chain, app, close } = await startTestApi({ engine: 'postgres' });
+    try {
+      await chain.block({
+        txs: [
+          {
+            tx: await transferTx({ from: 'alice', fee: 10, nonce: 0, to: BOB, amount: 500 }),
+            events: [ev.stxTransfer(ALICE, BOB, 500)],
+          },
+        ],
+      });
+      const url = `/extended/v1/address/${BOB}/balances`;
+      const before = await app.inject({ method: 'GET', url });
+      assert.equal(before.json().stx.pending_balance_inbound, '0');
+      assert.equal((await app.inject({ method: 'GET', url })).body, before.body);
+      await chain.mempool([await transferTx({ from: 'alice', fee: 10, nonce: 1, to: BOB, amount: 42 })]);
+      const after = await app.inject({ method: 'GET', url });
+      assert.notEqual(after.headers.etag, before.headers.etag);
+      assert.equal(after.json().stx.pending_balance_inbound, '42');
+      assert.equal(after.json().stx.estimated_balance, '542');
+    } finally {
+      await close();
+    }
+  });
+});
