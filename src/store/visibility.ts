@@ -37,7 +37,7 @@ export function anchoredVisibleRow(alias: string): string {
  * the block is canonical, none otherwise. A block's rows carry its `canonical` flag (write/blocks.ts
  * setBlocksCanonical flips both; write/genesis.ts sets both) and are on the canonical microblock stream (only
  * unconfirmed rows are ever orphaned: write/microblocks.ts). For what a block keeps about its rows (its
- * tx-id list, migration 023); test/store/block-tx-ids.test.ts checks it against `anchoredVisibleRow`.
+ * tx-id list, migration 023); test/api/block-by-burn-height.test.ts checks it against `anchoredVisibleRow`.
  */
 export function blockRowsVisible(blockAlias: string): string {
   return column(blockAlias, 'canonical');
