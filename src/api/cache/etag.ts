@@ -74,17 +74,25 @@ export function chainEtag(store: Store, options: { withMempool: boolean }) {
   return etag(chainTag(store, options));
 }
 
-/** Answers upstream tags with the tip (its microblock, else its index block hash): v1 blocks, contracts. */
-export function tipEtag(store: Store) {
-  return etag(async () => {
+/** The upstream tag of answers that change with the tip: its microblock, else its index block hash. */
+export function tipTag(store: Store): () => Promise<string | null> {
+  return async () => {
     const state = await cachedChainState(store);
     return state.block_height > 0 ? state.microblock_hash || state.index_block_hash : null;
-  });
+  };
+}
+
+/** Answers upstream tags with the tip (`tipTag`): contracts. */
+export function tipEtag(store: Store) {
+  return etag(tipTag(store));
 }
 
 /** The ETag of a block named by height or `latest`: valid while the tip stays. */
 export const blockTag = (tip: string, heightOrLatest: number | 'latest') =>
   `${tip}:${String(heightOrLatest)}`;
+
+/** The tip a `blockTag` was made at (what all the block tags of one tip share). */
+export const tipOfBlockTag = (tag: string) => tag.slice(0, tag.lastIndexOf(':'));
 
 /** The ETag of answers made of several versioned parts (the transactions of a lookup). */
 export function digestTag(parts: string[]): string {

@@ -76,24 +76,33 @@ export class KeptAnswers {
 const pending = new WeakMap<FastifyRequest, string>();
 
 /**
- * The hooks of a route whose answers are kept by their ETag (`computeTag`: the route's ETag, from cheap chain
+ * The hooks of a route whose answers are kept by their ETag (`computeTag`: the request's ETag, from cheap chain
  * state; null → no tag, nothing kept). The preHandler answers 304 when the client holds the version, else
  * the kept body when there is one (the handler never runs); the onSend hook keeps a fresh 200 body when the
  * tag is still the current one.
+ *
+ * `generationOf`: for routes whose ETag names one object at the tip (a block by height: tip + height), the
+ * tip-wide part of the tag that all the route's kept answers share. Without it every request for another
+ * height would be a "new tag" and drop what the others kept. The body is still only answered under the same
+ * request ETag it was made with: the key is the URL plus that ETag.
  */
 export function keptByEtag(
-  computeTag: () => Promise<string | null>,
+  computeTag: (request: FastifyRequest) => Promise<string | null>,
   answers = new KeptAnswers(),
+  generationOf: (tag: string) => string = (tag) => tag,
 ): { preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler; answers: KeptAnswers } {
+  const keyOf = (request: FastifyRequest, tag: string, generation: string) =>
+    generation === tag ? request.url : `${request.url}\n${tag}`;
   const preHandler = async function keptAnswerHandler(request: FastifyRequest, reply: FastifyReply) {
-    const tag = await computeTag();
+    const tag = await computeTag(request);
     if (tag === null) return;
     if (clientHasVersion(request, reply, tag)) {
       await sendNotModified(reply);
       return reply;
     }
     if (request.method !== 'GET') return;
-    const body = answers.get(tag, request.url);
+    const generation = generationOf(tag);
+    const body = answers.get(generation, keyOf(request, tag, generation));
     if (body) {
       await reply.type('application/json; charset=utf-8').send(body);
       return reply;
@@ -106,9 +115,11 @@ export function keptByEtag(
     pending.delete(request);
     if (reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload)))
       return payload;
-    if ((await computeTag()) !== tag) return payload;
+    // the tag the answer went out under (a handler may name a more precise one: `latest` found a newer tip)
+    if (reply.getHeader('etag') !== `"${tag}"` || (await computeTag(request)) !== tag) return payload;
     const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    answers.set(tag, request.url, body);
+    const generation = generationOf(tag);
+    answers.set(generation, keyOf(request, tag, generation), body);
     return body;
   };
   return { preHandler, onSend, answers };

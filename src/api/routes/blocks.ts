@@ -3,7 +3,8 @@ import Type from 'typebox';
 import { NotFoundError } from '../../errors.js';
 import { findBlockByBurnHeight, findCanonicalBlock, type BlockLocator } from '../../store/read/blocks.js';
 import { cachedChainState, chainTipSeen } from '../../store/read/chain-state.js';
-import { blockTag, etag, tipEtag } from '../cache/etag.js';
+import { blockTag, tipOfBlockTag, tipTag } from '../cache/etag.js';
+import { KeptAnswers, keptByEtag } from '../cache/kept-answers.js';
 import { blockV1Json, blockV2 } from '../render/blocks.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
 import { errorResponses } from '../schemas/common.js';
@@ -18,7 +19,30 @@ function parseLocator(value: string | number): BlockLocator | null {
   return { hash: value.toLowerCase() };
 }
 
+// Block answers are kept by their ETag (cache/kept-answers.ts): a block's answer only changes when the tip does
+// (a reorg can change which block a height or burn height names), so while the tip stays one rendering serves
+// every request for it.
+//
+// Bounds: a v2 block is ~1 KB, 8 MB keeps ~8,000 of them (a hot tip, and a good part of a cold scan). A v1
+// block by burn height lists all its tx ids: ~15 KB on the 1M-tx bench chain, whose ~5,000 burn heights are
+// ~75 MB; 96 MB keeps all of them (the working set of a client walking the burn heights), and an answer up to
+// 24 MB (a quarter of the bound, ~350,000 tx ids) can be kept. Memory is spent only on heights asked for, and
+// is freed at the next block.
+const V1_BURN_HEIGHT_BOUND = 96 * 1024 * 1024;
+
 export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+  // Only tags that name one block for good: latest, a height (a hash is not tagged, nor kept).
+  const keptV2 = keptByEtag(
+    async (request) => {
+      const value = (request.params as { height_or_hash: string | number }).height_or_hash;
+      if (value !== 'latest' && typeof value !== 'number') return null;
+      const state = await cachedChainState(store);
+      return state.index_block_hash ? blockTag(state.index_block_hash, value) : null;
+    },
+    new KeptAnswers(),
+    tipOfBlockTag,
+  );
+  const keptByBurnHeight = keptByEtag(tipTag(store), new KeptAnswers(V1_BURN_HEIGHT_BOUND));
   app.get(
     '/extended/v2/blocks/:height_or_hash',
     {
@@ -32,13 +56,8 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         response: { 200: BlockV2, ...errorResponses },
       },
       preValidation: checkHeightOrHash,
-      preHandler: etag(async (request) => {
-        const value = (request.params as { height_or_hash: string | number }).height_or_hash;
-        // Only tags that name one block for good: latest, a height, or an index block hash.
-        if (value !== 'latest' && typeof value !== 'number') return null;
-        const state = await cachedChainState(store);
-        return state.index_block_hash ? blockTag(state.index_block_hash, value) : null;
-      }),
+      preHandler: keptV2.preHandler,
+      onSend: keptV2.onSend,
     },
     async (request, reply) => {
       const locator = parseLocator(request.params.height_or_hash);
@@ -68,7 +87,8 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         params: Type.Object({ burn_block_height: BurnBlockHeightParam }),
         response: { 200: BlockV1, ...errorResponses },
       },
-      preHandler: tipEtag(store),
+      preHandler: keptByBurnHeight.preHandler,
+      onSend: keptByBurnHeight.onSend,
     },
     async (request, reply) => {
       const height = request.params.burn_block_height;

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { buildApiServer } from '../../src/api/server.js';
+import { API_VERSION, startTestApi } from '../support/api.js';
+import { addressOf, ev, transferTx } from '../support/chain.js';
+import { silentLogger, stopOwnCluster } from '../support/database.js';
+
+after(stopOwnCluster);
+
+const ALICE = addressOf('alice');
+const BOB = addressOf('bob');
+
+describe('block answers kept by their ETag', () => {
+  test('a kept block equals a fresh one byte for byte; a new block or a reorg is never answered from the previous tip', async () => {
+    const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
+    // a second server over the same database, with caches of its own, to compare against fresh renderings
+    const fresh = await buildApiServer({ apiVersion: API_VERSION, store, logger: silentLogger });
+    try {
+      const transfer = (nonce: number, amount: number) =>
+        transferTx({ from: 'alice', fee: 10, nonce, to: BOB, amount });
+      const b1 = await chain.block({
+        txs: [{ tx: await transfer(0, 5), events: [ev.stxTransfer(ALICE, BOB, 5)] }],
+      });
+      const a2 = await chain.block({
+        parent: b1,
+        txs: [{ tx: await transfer(1, 6), events: [ev.stxTransfer(ALICE, BOB, 6)] }],
+      });
+      const byBurn2 = `/extended/v1/block/by_burn_block_height/${a2.burn_block_height}`;
+      const urls = [byBurn2, '/extended/v2/blocks/2', '/extended/v2/blocks/latest', '/extended/v2/blocks/1'];
+      const get = async (url: string) => {
+        const res = await app.inject({ method: 'GET', url });
+        assert.equal(res.statusCode, 200, url);
+        return res;
+      };
+      const sameAsFresh = async (url: string) => {
+        const kept = await get(url);
+        const other = await fresh.inject({ method: 'GET', url });
+        assert.equal(kept.body, other.body, `${url}: kept = fresh`);
+        assert.equal(kept.headers.etag, other.headers.etag, url);
+        return kept;
+      };
+      for (const url of urls) {
+        const first = await get(url);
+        const kept = await get(url);
+        assert.equal(kept.body, first.body, url);
+        assert.equal(kept.headers.etag, first.headers.etag);
+        assert.equal(kept.headers['content-type'], 'application/json; charset=utf-8');
+        assert.equal(kept.headers['cache-control'], 'public, no-cache, must-revalidate');
+        await sameAsFresh(url);
+      }
+      assert.equal((await get(byBurn2)).json().hash, a2.block_hash);
+      assert.equal((await get(byBurn2)).json().txs.length, 1);
+      assert.equal((await get('/extended/v2/blocks/latest')).json().hash, a2.block_hash);
+
+      // kept, not re-read: a change behind the API's back (no new chain state) shows only on the fresh server
+      await store.sql`UPDATE blocks SET block_time = block_time + 1000 WHERE index_block_hash = ${a2.index_block_hash}`;
+      const keptTime = (await get('/extended/v2/blocks/2')).json().block_time;
+      const freshTime = (await fresh.inject({ method: 'GET', url: '/extended/v2/blocks/2?x=1' })).json()
+        .block_time;
+      assert.equal(freshTime, keptTime + 1000, 'the kept answer is sent, not a fresh read');
+      await store.sql`UPDATE blocks SET block_time = block_time - 1000 WHERE index_block_hash = ${a2.index_block_hash}`;
+
+      // one height's tag does not drop another's: both still kept under the same tip
+      const tag2 = (await get('/extended/v2/blocks/2')).headers.etag as string;
+      const tag1 = (await get('/extended/v2/blocks/1')).headers.etag as string;
+      assert.notEqual(tag1, tag2);
+      const notModified = await app.inject({
+        method: 'GET',
+        url: '/extended/v2/blocks/2',
+        headers: { 'if-none-match': tag2 },
+      });
+      assert.equal(notModified.statusCode, 304, 'a 304 still comes before the kept body');
+      assert.equal(notModified.body, '');
+
+      // a new block: latest and the tag change at once
+      const a3 = await chain.block({
+        parent: a2,
+        txs: [{ tx: await transfer(2, 7), events: [ev.stxTransfer(ALICE, BOB, 7)] }],
+      });
+      const latest = await get('/extended/v2/blocks/latest');
+      assert.equal(latest.json().hash, a3.block_hash);
+      assert.notEqual((await get('/extended/v2/blocks/2')).headers.etag, tag2);
+      for (const url of urls) await sameAsFresh(url);
+
+      // a fork from block 1 wins at height 4: burn height 102 and height 2 now name the fork's block
+      const f2 = await chain.block({ parent: b1 });
+      const f3 = await chain.block({ parent: f2 });
+      assert.equal((await get(byBurn2)).json().hash, a2.block_hash, 'the fork is not canonical yet');
+      const f4 = await chain.block({ parent: f3 });
+      const reorged = await get(byBurn2);
+      assert.equal(reorged.json().hash, f2.block_hash);
+      assert.deepEqual(reorged.json().txs, []);
+      assert.equal((await get('/extended/v2/blocks/2')).json().hash, f2.block_hash);
+      assert.equal((await get('/extended/v2/blocks/latest')).json().hash, f4.block_hash);
+      for (const url of urls) await sameAsFresh(url);
+    } finally {
+      await fresh.close();
+      await close();
+    }
+  });
+});
