@@ -89,6 +89,12 @@ export interface TxByIdJson {
   microblock_hash: string;
   status: number;
   json: string;
+  /**
+   * The single-tx route's ETag of this row, set by that route on its first use of the entry: the tag is a
+   * sha256 of the row's key and status, which cannot change while the entry lives (~1.5% of the API's CPU
+   * on kept answers, `bench/profile-http.ts --cases 'tx by id'`, when computed per request).
+   */
+  etag?: string;
 }
 
 /** tx id → rendering of its visible row, the oldest insertion evicted first. */

@@ -207,9 +207,11 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         if (
           now &&
           now.index_block_hash === kept.index_block_hash &&
-          now.microblock_hash === kept.microblock_hash
+          now.microblock_hash === kept.microblock_hash &&
+          now.status === kept.status
         ) {
-          const tag = digestTag([txVersion({ kind: 'mined', row: { tx_id: id, ...now } })]);
+          // the same row as when kept, so the same tag: computed once per entry
+          const tag = (kept.etag ??= digestTag([txVersion({ kind: 'mined', row: { tx_id: id, ...now } })]));
           if (clientHasVersion(request, reply, tag)) return sendNotModified(reply);
           return sendJson(reply, kept.json);
         }
