@@ -223,6 +223,10 @@ describe('interactive docs page in headless Chromium', () => {
     assert.equal(await input.inputValue(), String(DEMO.blockHeight));
     await input.fill('latest');
     await operation.locator('.execute').click();
+    // the answer to this request, not the one the test above left on the page (read first under load)
+    await operation
+      .locator('.request-url', { hasText: '/extended/v2/blocks/latest' })
+      .waitFor({ timeout: 30_000 });
     const status = operation.locator('.live-responses-table tr.response .response-col_status').first();
     await status.waitFor({ timeout: 30_000 });
     assert.equal((await status.innerText()).trim(), '200');
