@@ -82,14 +82,20 @@ describe('read replicas (PostgreSQL streaming replication)', { skip }, () => {
       DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
     };
     writer = await serve(loadConfig(env), silentLogger, 'write-only');
-    // The writer migrated the primary; the reader starts once the schema has reached the replica.
+    // The writer migrated the primary; the reader starts once the whole schema has reached the replica
+    // (each migration commits on its own: the replica may hold some and not yet the last).
+    const primaryDb = await connectTestDatabase(primaryUrl);
+    const [{ n: migrations }] = await primaryDb.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM schema_migrations`;
+    await primaryDb.close();
+    assert.ok(migrations >= 12, `${migrations} migrations on the primary`);
     const replicaDb = await connectTestDatabase(replicaUrl);
     try {
       const [{ in_recovery }] = await replicaDb.sql`SELECT pg_is_in_recovery() AS in_recovery`;
       assert.equal(in_recovery, true, 'the replica is a hot standby');
       await poll('the schema on the replica', async () => {
         const [row] = await replicaDb.sql`SELECT count(*)::int AS n FROM schema_migrations`;
-        return row.n >= 2 ? true : undefined;
+        return row.n === migrations ? true : undefined;
       });
     } finally {
       await replicaDb.close();
