@@ -184,8 +184,18 @@ for (const engine of testEngines(import.meta.url)) {
       assert.equal(cached.statusCode, 304);
       assert.equal(cached.body, '');
 
-      await api.chain.mempool([await deploy('carol', 'late', 0)]);
-      assert.equal((await get(app, query(`${addressOf('carol')}.late`))).headers.etag, tag);
+      // asked (and its answer kept) before the deploy reaches the mempool: the pending deploy still shows
+      const late = `${addressOf('carol')}.late`;
+      const before = await get(app, query(late));
+      assert.deepEqual(before.body, { [late]: { found: false } });
+      assert.deepEqual((await get(app, query(late))).body, before.body);
+      const lateTx = await deploy('carol', 'late', 0);
+      await api.chain.mempool([lateTx]);
+      const pending = await get(app, query(late));
+      assert.equal(pending.headers.etag, tag);
+      assert.deepEqual(pending.body, {
+        [late]: { found: true, result: { status: 'pending', tx_id: lateTx.txid, contract_id: late } },
+      });
 
       await api.chain.block();
       const after = await get(app, query(ids.success), { 'if-none-match': tag });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { buildApiServer } from '../../src/api/server.js';
 import { API_VERSION, startTestApi } from '../support/api.js';
-import { addressOf, ev, transferTx } from '../support/chain.js';
+import { addressOf, deployTx, ev, transferTx } from '../support/chain.js';
 import { silentLogger, stopOwnCluster } from '../support/database.js';
 
 after(stopOwnCluster);
@@ -10,7 +10,7 @@ after(stopOwnCluster);
 const ALICE = addressOf('alice');
 const BOB = addressOf('bob');
 
-describe('block answers kept by their ETag', () => {
+describe('block and contract-status answers kept by their ETag', () => {
   test('a kept block equals a fresh one byte for byte; a new block or a reorg is never answered from the previous tip', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
     // a second server over the same database, with caches of its own, to compare against fresh renderings
@@ -26,7 +26,15 @@ describe('block answers kept by their ETag', () => {
         txs: [{ tx: await transfer(1, 6), events: [ev.stxTransfer(ALICE, BOB, 6)] }],
       });
       const byBurn2 = `/extended/v1/block/by_burn_block_height/${a2.burn_block_height}`;
-      const urls = [byBurn2, '/extended/v2/blocks/2', '/extended/v2/blocks/latest', '/extended/v2/blocks/1'];
+      const contract = `${ALICE}.kept`;
+      const status = `/extended/v2/smart-contracts/status?contract_id=${contract}&contract_id=${ALICE}.none`;
+      const urls = [
+        byBurn2,
+        '/extended/v2/blocks/2',
+        '/extended/v2/blocks/latest',
+        '/extended/v2/blocks/1',
+        status,
+      ];
       const get = async (url: string) => {
         const res = await app.inject({ method: 'GET', url });
         assert.equal(res.statusCode, 200, url);
@@ -71,6 +79,23 @@ describe('block answers kept by their ETag', () => {
       });
       assert.equal(notModified.statusCode, 304, 'a 304 still comes before the kept body');
       assert.equal(notModified.body, '');
+
+      // a deploy reaches the mempool: the tip tag stays, the kept status does not
+      assert.deepEqual((await get(status)).json()[contract], { found: false });
+      const deploy = await deployTx({
+        from: 'alice',
+        name: 'kept',
+        nonce: 3,
+        fee: 10,
+        code: '(define-read-only (n) u1)',
+      });
+      await chain.mempool([deploy]);
+      const pending = await sameAsFresh(status);
+      assert.equal(pending.json()[contract].result.status, 'pending');
+      assert.equal(
+        pending.headers.etag,
+        (await get('/extended/v2/blocks/latest')).headers.etag?.toString().replace(':latest', ''),
+      );
 
       // a new block: latest and the tag change at once
       const a3 = await chain.block({

@@ -82,11 +82,6 @@ export function tipTag(store: Store): () => Promise<string | null> {
   };
 }
 
-/** Answers upstream tags with the tip (`tipTag`): contracts. */
-export function tipEtag(store: Store) {
-  return etag(tipTag(store));
-}
-
 /** The ETag of a block named by height or `latest`: valid while the tip stays. */
 export const blockTag = (tip: string, heightOrLatest: number | 'latest') =>
   `${tip}:${String(heightOrLatest)}`;

@@ -73,7 +73,7 @@ export class KeptAnswers {
 }
 
 /** The tag a request was answered under, for the requests whose fresh body is to be kept. */
-const pending = new WeakMap<FastifyRequest, string>();
+const pending = new WeakMap<FastifyRequest, { tag: string; generation: string }>();
 
 /**
  * The hooks of a route whose answers are kept by their ETag (`computeTag`: the request's ETag, from cheap chain
@@ -81,15 +81,17 @@ const pending = new WeakMap<FastifyRequest, string>();
  * the kept body when there is one (the handler never runs); the onSend hook keeps a fresh 200 body when the
  * tag is still the current one.
  *
- * `generationOf`: for routes whose ETag names one object at the tip (a block by height: tip + height), the
- * tip-wide part of the tag that all the route's kept answers share. Without it every request for another
- * height would be a "new tag" and drop what the others kept. The body is still only answered under the same
- * request ETag it was made with: the key is the URL plus that ETag.
+ * `generationOf`: what all the route's kept answers share, when that is not the ETag itself. For routes whose
+ * ETag names one object at the tip (a block by height: tip + height), the tip: without it every request for
+ * another height would be a "new tag" and drop what the others kept. For a route whose ETag leaves out part of
+ * what the answer depends on (contract statuses: tagged by the tip as upstream does, yet a pending deployment
+ * shows in them), the ETag plus that part. The body is still only answered under the same request ETag it was
+ * made with: the key is the URL plus that ETag.
  */
 export function keptByEtag(
   computeTag: (request: FastifyRequest) => Promise<string | null>,
   answers = new KeptAnswers(),
-  generationOf: (tag: string) => string = (tag) => tag,
+  generationOf: (tag: string) => string | Promise<string> = (tag) => tag,
 ): { preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler; answers: KeptAnswers } {
   const keyOf = (request: FastifyRequest, tag: string, generation: string) =>
     generation === tag ? request.url : `${request.url}\n${tag}`;
@@ -101,24 +103,25 @@ export function keptByEtag(
       return reply;
     }
     if (request.method !== 'GET') return;
-    const generation = generationOf(tag);
+    const generation = await generationOf(tag);
     const body = answers.get(generation, keyOf(request, tag, generation));
     if (body) {
       await reply.type('application/json; charset=utf-8').send(body);
       return reply;
     }
-    pending.set(request, tag);
+    pending.set(request, { tag, generation });
   };
   const onSend: onSendHookHandler = async (request, reply, payload) => {
-    const tag = pending.get(request);
-    if (tag === undefined) return payload;
+    const made = pending.get(request);
+    if (made === undefined) return payload;
     pending.delete(request);
+    const { tag, generation } = made;
     if (reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload)))
       return payload;
     // the tag the answer went out under (a handler may name a more precise one: `latest` found a newer tip)
     if (reply.getHeader('etag') !== `"${tag}"` || (await computeTag(request)) !== tag) return payload;
+    if ((await generationOf(tag)) !== generation) return payload;
     const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    const generation = generationOf(tag);
     answers.set(generation, keyOf(request, tag, generation), body);
     return body;
   };

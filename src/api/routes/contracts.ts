@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { findContractDeployments } from '../../store/read/contracts.js';
-import { tipEtag } from '../cache/etag.js';
+import { cachedChainState } from '../../store/read/chain-state.js';
+import { tipTag } from '../cache/etag.js';
+import { keptByEtag } from '../cache/kept-answers.js';
 import { errorResponses } from '../schemas/common.js';
 import { contractStatuses } from '../render/contracts.js';
 import { ContractStatusQuery, ContractStatusResponse } from '../schemas/contracts.js';
@@ -13,6 +15,14 @@ function requestedIds(query: ContractStatusQuery): string[] {
 }
 
 export const contractRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+  // Statuses are kept by their ETag (cache/kept-answers.ts). The ETag is the tip, as upstream's (a mempool
+  // deploy keeps it), but a pending deployment shows in the answer: kept answers are dropped at each mempool
+  // change too. Each answer is < 1 KB per id: the default 8 MB bound keeps thousands of id sets.
+  const kept = keptByEtag(
+    tipTag(store),
+    undefined,
+    async (tag) => `${tag}:${(await cachedChainState(store)).mempool_version}`,
+  );
   app.get(
     '/extended/v2/smart-contracts/status',
     {
@@ -24,7 +34,8 @@ export const contractRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         querystring: ContractStatusQuery,
         response: { 200: ContractStatusResponse, ...errorResponses },
       },
-      preHandler: tipEtag(store),
+      preHandler: kept.preHandler,
+      onSend: kept.onSend,
     },
     async (request) => {
       const ids = requestedIds(request.query);
