@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +64,39 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 }
 
 /** Resolves true when a TCP connection to the port is refused. */
+/**
+ * How many established TCP connections to `port` the process `pid` holds (Linux: its socket fds matched with
+ * /proc/net/tcp), or undefined where /proc cannot tell. A request whose connection the server has not accepted
+ * yet is reset when the listener closes: the graceful-shutdown test waits for its reads to be accepted.
+ */
+function acceptedConnections(pid: number, port: number): number | undefined {
+  if (!existsSync(`/proc/${pid}/fd`) || !existsSync('/proc/net/tcp')) return undefined;
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (link.startsWith('socket:[')) inodes.add(link.slice('socket:['.length, -1));
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let established = 0;
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    // local address, remote address, state (01 = ESTABLISHED), ..., inode
+    if (
+      fields.length > 9 &&
+      fields[1].endsWith(`:${hexPort}`) &&
+      fields[3] === '01' &&
+      inodes.has(fields[9])
+    ) {
+      established++;
+    }
+  }
+  return established;
+}
+
 function refused(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
@@ -225,6 +259,12 @@ describe('serve: graceful shutdown of a real process', () => {
           SELECT count(*)::int AS waiting FROM pg_locks WHERE NOT granted AND relation = 'chain_tip'::regclass`;
         return waiting >= 2 ? waiting : undefined;
       });
+      // every read accepted by the server (not still in its listen queue, which closing the listener resets)
+      await waitFor('the 20 reads to be accepted', async () => {
+        const accepted = acceptedConnections(child!.pid!, apiPort);
+        return accepted === undefined || accepted >= reads.length ? true : undefined;
+      });
+      await sleep(200);
 
       child.kill('SIGTERM');
       await waitFor('the listeners to close', async () =>
