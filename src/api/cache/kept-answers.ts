@@ -90,9 +90,14 @@ const pending = new WeakMap<FastifyRequest, { tag: string; generation: string }>
  */
 export function keptByEtag(
   computeTag: (request: FastifyRequest) => Promise<string | null>,
-  answers = new KeptAnswers(),
-  generationOf: (tag: string) => string | Promise<string> = (tag) => tag,
-): { preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler; answers: KeptAnswers } {
+  options: {
+    /** the bound of this route's kept bodies (DEFAULT_MAX_BYTES when not given) */
+    maxBytes?: number;
+    generationOf?: (tag: string) => string | Promise<string>;
+  } = {},
+): { preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler } {
+  const answers = new KeptAnswers(options.maxBytes);
+  const generationOf = options.generationOf ?? ((tag: string) => tag);
   const keyOf = (request: FastifyRequest, tag: string, generation: string) =>
     generation === tag ? request.url : `${request.url}\n${tag}`;
   const preHandler = async function keptAnswerHandler(request: FastifyRequest, reply: FastifyReply) {
@@ -125,5 +130,5 @@ export function keptByEtag(
     answers.set(generation, keyOf(request, tag, generation), body);
     return body;
   };
-  return { preHandler, onSend, answers };
+  return { preHandler, onSend };
 }

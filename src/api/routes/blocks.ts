@@ -4,7 +4,7 @@ import { NotFoundError } from '../../errors.js';
 import { findBlockByBurnHeight, findCanonicalBlock, type BlockLocator } from '../../store/read/blocks.js';
 import { cachedChainState, chainTipSeen } from '../../store/read/chain-state.js';
 import { blockTag, tipOfBlockTag, tipTag } from '../cache/etag.js';
-import { KeptAnswers, keptByEtag } from '../cache/kept-answers.js';
+import { keptByEtag } from '../cache/kept-answers.js';
 import { blockV1Json, blockV2 } from '../render/blocks.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
 import { errorResponses } from '../schemas/common.js';
@@ -41,10 +41,9 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       const state = await cachedChainState(store);
       return state.index_block_hash ? blockTag(state.index_block_hash, value) : null;
     },
-    new KeptAnswers(V2_BLOCK_BOUND),
-    tipOfBlockTag,
+    { maxBytes: V2_BLOCK_BOUND, generationOf: tipOfBlockTag },
   );
-  const keptByBurnHeight = keptByEtag(tipTag(store), new KeptAnswers(V1_BURN_HEIGHT_BOUND));
+  const keptByBurnHeight = keptByEtag(tipTag(store), { maxBytes: V1_BURN_HEIGHT_BOUND });
   app.get(
     '/extended/v2/blocks/:height_or_hash',
     {

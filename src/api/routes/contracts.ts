@@ -18,11 +18,9 @@ export const contractRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
   // Statuses are kept by their ETag (cache/kept-answers.ts). The ETag is the tip, as upstream's (a mempool
   // deploy keeps it), but a pending deployment shows in the answer: kept answers are dropped at each mempool
   // change too. Each answer is < 1 KB per id: the default 8 MB bound keeps thousands of id sets.
-  const kept = keptByEtag(
-    tipTag(store),
-    undefined,
-    async (tag) => `${tag}:${(await cachedChainState(store)).mempool_version}`,
-  );
+  const kept = keptByEtag(tipTag(store), {
+    generationOf: async (tag) => `${tag}:${(await cachedChainState(store)).mempool_version}`,
+  });
   app.get(
     '/extended/v2/smart-contracts/status',
     {
