@@ -1,23 +1,27 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
+import type { Engine } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
 import { insertMinerRewards } from '../../src/store/write/blocks.js';
+import { inStatementsOfBoundedSize } from '../../src/store/write/bulk.js';
 import { openTestDatabase, silentLogger, stopOwnCluster } from '../support/database.js';
 import { READ_TABLES, RECEIPT_TIME_COLUMNS, databaseDigest } from '../support/digest.js';
 import { largeBlock } from '../support/large-block.js';
 import { generatedFixtureFile } from '../support/shared.js';
 
-// Bulk inserts go in statements of at most 250 rows (store/write/bulk.ts), each sent once the previous one
-// is done, in the message's transaction. Cutting must change nothing: the same rows, and the same principal
-// ordinals (numbered per statement after the counts the previous statements raised). And a statement left to
-// send once the transaction's work has ended must not run outside it: it is refused, and nothing is written.
+// Bulk inserts go in statements of at most 250 rows (store/write/bulk.ts), in the message's transaction: on
+// PostgreSQL up to 4 of an insert's statements in flight at once (pipelined), on PGlite each sent once the
+// previous one is done. Cutting must change nothing: the same rows, and the same principal ordinals (numbered
+// per statement after the counts the previous statements raised). A statement left to send once the
+// transaction's work has ended must not run outside it: it is refused, and nothing is written. A statement
+// failing among pipelined ones fails the whole message: nothing is written.
 
 after(stopOwnCluster);
 
-async function openStore(rowsPerStatement: number): Promise<Store> {
-  const db = await openTestDatabase('postgres');
+async function openStore(rowsPerStatement: number, engine: Engine = 'postgres'): Promise<Store> {
+  const db = await openTestDatabase(engine);
   await migrate(db.sql);
   return new Store(db, { rowsPerStatement });
 }
@@ -75,44 +79,133 @@ describe('bulk inserts in statements of bounded size (postgres)', () => {
     assert.deepEqual(counts[1], counts[0]);
     assert.deepEqual(digests[1], digests[0]);
   });
+});
 
-  test('statements left to send when the transaction ends are refused: nothing half-written', async () => {
-    const store = await openStore(2);
-    try {
-      const count = async () =>
-        (await store.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM miner_rewards`)[0].n;
+// statements of one insert sent before the first has answered (store/write/bulk.ts, STATEMENTS_IN_FLIGHT)
+const IN_FLIGHT: Record<Engine, number> = { postgres: 4, pglite: 1 };
 
-      // The work throws while an insert of 5 rows (3 statements of 2) is being sent: the insert's later
-      // statements are refused, the transaction rolls back.
+for (const engine of ['postgres', 'pglite'] as const) {
+  describe(`an insert's statements, sent and refused (${engine})`, () => {
+    const inFlight = IN_FLIGHT[engine];
+    // one migrated database for the three tests (migrating PGlite takes seconds); each leaves it as it found it
+    let store: Store;
+    before(async () => {
+      store = await openStore(2, engine);
+    });
+    after(() => store.close());
+    const count = async () =>
+      (await store.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM miner_rewards`)[0].n;
+
+    test(`${inFlight} statement(s) of an insert in flight at once, answered in order`, async () => {
+      // 10 values in 5 statements of 2, each a real statement answering its own values
+      const values = Array.from({ length: 10 }, (_, i) => i);
+      let sent = 0;
+      let answered = 0;
+      let mostInFlight = 0;
+      let sentWhenFirstAnswered = 0;
+      const answers: number[][] = [];
+      await store.transaction((sql) =>
+        inStatementsOfBoundedSize(sql, values, (chunk) => {
+          sent++;
+          mostInFlight = Math.max(mostInFlight, sent - answered);
+          return sql<{ n: number }[]>`SELECT unnest(${sql.array([...chunk], 23)}::int4[]) AS n`.then(
+            (rows) => {
+              if (answered++ === 0) sentWhenFirstAnswered = sent;
+              answers.push(rows.map((r) => r.n));
+            },
+          );
+        }),
+      );
+      assert.equal(sent, 5);
+      assert.equal(sentWhenFirstAnswered, inFlight);
+      assert.equal(mostInFlight, inFlight);
+      assert.deepEqual(answers, [
+        [0, 1],
+        [2, 3],
+        [4, 5],
+        [6, 7],
+        [8, 9],
+      ]);
+    });
+
+    test('statements left to send when the transaction ends are refused: nothing half-written', async () => {
+      // statements of 2 rows: those sent at once, then 5 rows (3 statements) left to send
+      const rowCount = inFlight * 2 + 2 + 3;
+
+      // The work throws while the insert is being sent: its later statements are refused, the transaction
+      // rolls back.
       let insert: Promise<unknown> | undefined;
       await assert.rejects(
         store.transaction(async (sql) => {
-          insert = insertMinerRewards(sql, rewards(5));
+          insert = insertMinerRewards(sql, rewards(rowCount));
           insert.catch(() => {});
           throw new Error('the work failed');
         }),
         /the work failed/,
       );
-      await assert.rejects(insert!, /the transaction ended with 3 rows of an insert not sent/);
+      await assert.rejects(insert!, /the transaction ended with 5 rows of an insert not sent/);
       assert.equal(await count(), 0);
 
-      // The work returns without waiting for its insert: the first statement was sent inside the
-      // transaction, but the rest cannot be; the transaction is rolled back instead of committing 2 of 5 rows.
+      // The work returns without waiting for its insert: the first statements were sent inside the
+      // transaction, but the rest cannot be; the transaction is rolled back instead of committing part.
       await assert.rejects(
         store.transaction(async (sql) => {
-          insert = insertMinerRewards(sql, rewards(5));
+          insert = insertMinerRewards(sql, rewards(rowCount));
           insert.catch(() => {});
         }),
         /the transaction's work returned with 1 bulk insert\(s\) unfinished/,
       );
-      await assert.rejects(insert!, /the transaction ended with 3 rows of an insert not sent/);
+      await assert.rejects(insert!, /the transaction ended with 5 rows of an insert not sent/);
       assert.equal(await count(), 0);
 
-      // Awaited, the same insert writes its 5 rows in 3 statements.
-      await store.transaction((sql) => insertMinerRewards(sql, rewards(5)));
-      assert.equal(await count(), 5);
-    } finally {
-      await store.close();
-    }
+      if (inFlight > 1) {
+        // Even an insert whose statements were all sent inside the transaction, but not all answered when
+        // the work returned, rolls the transaction back (were one to fail, the COMMIT that follows would
+        // end the transaction as a ROLLBACK without an error).
+        await assert.rejects(
+          store.transaction(async (sql) => {
+            insert = insertMinerRewards(sql, rewards(inFlight * 2));
+            insert.catch(() => {});
+          }),
+          /the transaction's work returned with 1 bulk insert\(s\) unfinished/,
+        );
+        await insert;
+        assert.equal(await count(), 0);
+      }
+
+      // Awaited, the same insert writes its rows.
+      await store.transaction((sql) => insertMinerRewards(sql, rewards(rowCount)));
+      assert.equal(await count(), rowCount);
+      await store.sql`DELETE FROM miner_rewards`;
+    });
+
+    test('a statement failing among those in flight rolls the whole message back', async () => {
+      // 7 rows in 4 statements of 2; the second statement's first row is out of int4's range
+      const rows = rewards(7);
+      rows[2] = { ...rows[2], mature_block_height: 2 ** 31 };
+      let sent = 0;
+      let sentWhenFirstAnswered = 0;
+      await assert.rejects(
+        store.transaction(async (sql) => {
+          // written first in the same transaction: must not survive the failure either
+          await insertMinerRewards(sql, [{ ...rewards(1)[0], index_block_hash: `0x${'f'.repeat(64)}` }]);
+          await inStatementsOfBoundedSize(sql, rows, (chunk) => {
+            sent++;
+            const statement = insertMinerRewards(sql, [...chunk]);
+            statement.then(
+              () => (sentWhenFirstAnswered ||= sent),
+              () => (sentWhenFirstAnswered ||= sent),
+            );
+            return statement;
+          });
+        }),
+        /out of range for type integer/,
+      );
+      assert.equal(await count(), 0);
+      // PostgreSQL: the statements after the failing one were sent before it failed (and failed with it);
+      // PGlite: none was sent after it
+      assert.equal(sentWhenFirstAnswered, engine === 'postgres' ? 4 : 1);
+      assert.equal(sent, engine === 'postgres' ? 4 : 2);
+    });
   });
-});
+}
