@@ -40,7 +40,7 @@ export class Store {
     if (open) return fn(open);
     return this.db.sql.begin((tx) =>
       this.current.run(tx, async () => {
-        transactionOpened(tx, this.db.engine, this.options.rowsPerStatement);
+        transactionOpened(tx, this.options.rowsPerStatement);
         let unfinished = 0;
         let result: T;
         try {

@@ -1,4 +1,4 @@
-import type { Engine, TransactionSql } from '../db.js';
+import type { TransactionSql } from '../db.js';
 import { PREPARED } from '../statement.js';
 import type { ColumnSpec, ColumnType } from '../schema/tables.js';
 
@@ -7,8 +7,8 @@ export { PREPARED };
 /**
  * Inserts many rows, ROWS_PER_STATEMENT at a time: one array parameter per column, expanded by unnest. The
  * statement text depends only on the table and columns, so it is prepared once per connection whatever the
- * row count. The first statements are sent at once (see `sendAll`): they need not be awaited before the
- * next insert is sent.
+ * row count. The first statement is sent at once (see `sendAll`): it need not be awaited before the next
+ * insert is sent.
  */
 export function bulkInsert<Row extends object>(
   sql: TransactionSql,
@@ -25,40 +25,28 @@ export function bulkInsert<Row extends object>(
 
 /**
  * How many rows one insert statement carries at most. A large block's rows go in several statements of the
- * same transaction, for two reasons:
+ * same transaction, each sent once the previous one is done, for two reasons:
  * - PGlite runs each statement on the process's main thread, in one synchronous call: /health and anything
  *   else needing no database waits for it (pglite-wire.ts gives the event loop a turn between calls).
  *   Measured on PGlite (bench/observer-stall.ts, 39.8 MB block of 30,103 txs): one statement per table,
  *   /health waited up to 51 s. 1,000 rows (1.4 MB of txs) took 270-720 ms a statement on the loaded
  *   2-core machine, 250 rows 90-250 ms; figures in bench/RESULTS.md.
- * - Only a few statements' parameters (the column arrays' text, and postgres.js's copy of it) are held at a
- *   time (STATEMENTS_IN_FLIGHT), instead of the whole block's again beside its rows.
+ * - Only one statement's parameters (the column arrays' text, and postgres.js's copy of it) are held at a
+ *   time, instead of the whole block's again beside its rows.
+ * On PostgreSQL the statements of a block cost one more round trip each (under a millisecond locally).
+ * Sending an insert's statements pipelined instead (4 in flight) was measured no faster (a 9,644-tx block:
+ * median 2.0-4.5 s pipelined against 2.0-3.4 s one after another, 6 interleaved rounds; bench/RESULTS.md):
+ * the block's inserts into its four tables are sent side by side, so the server has work queued anyway.
  */
 const ROWS_PER_STATEMENT = 250;
 
 /**
- * How many statements of one insert are sent before the first of them has answered, by engine.
- * - PostgreSQL: postgres.js writes a transaction's statements to its connection without waiting for the
- *   previous answers (pipelining), and the server runs them in the order sent, so the statements of one
- *   insert need not wait for each other: the server works on one while the next one's parameters are built
- *   and travel. Bounded, so that a large block's parameters are not all held at once (250 rows of txs are
- *   ~350 KB of array text: 4 in flight ~1.4 MB per insert).
- * - PGlite: one, each sent once the previous one is done. Statements that arrive together enter PGlite in
- *   one synchronous call (pglite-wire.ts), so pipelined ones would make one call carry several statements'
- *   rows, and hold the main thread that much longer, which is what the bound above is for.
- */
-const STATEMENTS_IN_FLIGHT: Record<Engine, number> = { postgres: 4, pglite: 1 };
-
-/**
  * Calls `send` for each slice of at most ROWS_PER_STATEMENT rows (or the transaction's own size,
- * `transactionOpened`), in order: the first STATEMENTS_IN_FLIGHT at once, each later one once the one that
- * many places before it is done. A later one is sent only while the transaction `sql` is still open: once
- * its callback has settled (`transactionSettled`: it threw and the ROLLBACK follows, or it returned), a
- * statement sent on its connection would run outside it, so the rest is refused instead, and a transaction
- * whose callback returned with such an insert unfinished is rolled back (`Store.transaction`): nothing is
- * half-written. (An insert whose statements were all sent is tracked as well: were one of them to fail
- * after the callback returned, postgres.js would send COMMIT to an aborted transaction, which PostgreSQL
- * ends as a ROLLBACK without an error.)
+ * `transactionOpened`), in order, each once the previous one is done. The first is sent at once; a later
+ * one is sent only while the transaction `sql` is still open: once its callback has settled
+ * (`transactionSettled`: it threw and the ROLLBACK follows, or it returned), a statement sent on its
+ * connection would run outside it, so the rest is refused instead, and a transaction whose callback returned
+ * with such an insert unfinished is rolled back (`Store.transaction`): nothing is half-written.
  */
 export function inStatementsOfBoundedSize<Row>(
   sql: TransactionSql,
@@ -66,27 +54,17 @@ export function inStatementsOfBoundedSize<Row>(
   send: (chunk: readonly Row[]) => Promise<unknown>,
 ): Promise<unknown> {
   const size = rowsPerStatement.get(sql) ?? ROWS_PER_STATEMENT;
-  const inFlight = statementsInFlight.get(sql) ?? 1;
   if (rows.length === 0) return Promise.resolve();
   if (rows.length <= size) return send(rows);
-  const sent: Promise<unknown>[] = [];
-  let start = 0;
-  for (; start < rows.length && sent.length < inFlight; start += size) {
-    sent.push(send(rows.slice(start, start + size)));
-  }
-  // each statement's failure is reported once, by `all`; those sent after a failed one fail as well
-  for (const statement of sent) statement.catch(() => {});
+  const first = send(rows.slice(0, size));
   const all = (async () => {
-    for (; start < rows.length; start += size) {
-      await sent[sent.length - inFlight];
+    await first;
+    for (let start = size; start < rows.length; start += size) {
       if (settledTransactions.has(sql)) {
         throw new Error(`the transaction ended with ${rows.length - start} rows of an insert not sent`);
       }
-      const statement = send(rows.slice(start, start + size));
-      statement.catch(() => {});
-      sent.push(statement);
+      await send(rows.slice(start, start + size));
     }
-    await Promise.all(sent);
   })();
   let pending = unfinishedInserts.get(sql);
   if (!pending) unfinishedInserts.set(sql, (pending = new Set()));
@@ -99,22 +77,18 @@ export function inStatementsOfBoundedSize<Row>(
 const settledTransactions = new WeakSet<TransactionSql>();
 const unfinishedInserts = new WeakMap<TransactionSql, Set<Promise<unknown>>>();
 const rowsPerStatement = new WeakMap<TransactionSql, number>();
-const statementsInFlight = new WeakMap<TransactionSql, number>();
 
 /**
- * Called by `Store.transaction` when a transaction opens: the engine decides how many statements of an
- * insert are in flight at once; `rows` is the store's `rowsPerStatement` (a test switch: the same rows cut
- * at another size must give the same tables).
+ * Called by `Store.transaction` when a transaction opens, with the store's `rowsPerStatement` (a test
+ * switch: the same rows cut at another size must give the same tables).
  */
-export function transactionOpened(sql: TransactionSql, engine: Engine, rows: number | undefined): void {
-  statementsInFlight.set(sql, STATEMENTS_IN_FLIGHT[engine]);
+export function transactionOpened(sql: TransactionSql, rows: number | undefined): void {
   if (rows !== undefined) rowsPerStatement.set(sql, rows);
 }
 
 /**
  * Called by `Store.transaction` when the transaction's callback has settled, before COMMIT or ROLLBACK.
- * Returns how many bulk inserts were still being sent or answered (their statements not yet sent are
- * refused).
+ * Returns how many bulk inserts were still being sent (their remaining statements are refused).
  */
 export function transactionSettled(sql: TransactionSql): number {
   settledTransactions.add(sql);
