@@ -15,7 +15,7 @@ const DAVE = addressOf('dave');
 describe('answers kept by their ETag', () => {
   test('found only under the tag they were made with; a new tag drops all; bounded in bytes', () => {
     // each entry counts its body, its key, and its own tag and mempool version when it has them
-    const kept = new KeptAnswers(100);
+    const kept = new KeptAnswers({ maxBytes: 100 });
     const answer = (text: string) => ({ body: Buffer.from(text) });
     assert.equal(kept.get('t1', '/a'), undefined);
     kept.set('t1', '/a', answer('a'.repeat(18)));
@@ -43,6 +43,32 @@ describe('answers kept by their ETag', () => {
     assert.equal(kept.size, 0);
     assert.equal(kept.bytes, 0);
     assert.equal(kept.get('t1', '/b'), undefined, 'the old tag does not bring them back');
+  });
+
+  test('keepOnSecondAsk: kept on the second ask of a key under a generation; a long walk keeps nothing', () => {
+    // 2 KB of bound: the keys asked once are the latest 2 (maxBytes / 1024)
+    const kept = new KeptAnswers({ maxBytes: 2048, keepOnSecondAsk: true });
+    const answer = { body: Buffer.from('x'), etag: 'e' };
+    assert.equal(kept.get('g1', '/a'), undefined);
+    assert.equal(kept.admits('g0', '/a'), false, 'not under an old generation');
+    assert.equal(kept.admits('g1', '/a'), false, 'first ask');
+    assert.equal(kept.admits('g1', '/a'), true, 'second ask');
+    kept.set('g1', '/a', answer);
+    assert.deepEqual(kept.get('g1', '/a'), answer);
+    // a walk over more keys than are remembered: none is ever admitted, /a stays
+    for (let round = 0; round < 2; round += 1) {
+      for (const key of ['/w1', '/w2', '/w3']) assert.equal(kept.admits('g1', key), false, key);
+    }
+    assert.deepEqual(kept.get('g1', '/a'), answer);
+    // asked again soon enough: admitted
+    assert.equal(kept.admits('g1', '/w3'), true);
+    // a new generation forgets the keys asked once (/w2 was one of them)
+    assert.equal(kept.get('g2', '/a'), undefined);
+    assert.equal(kept.admits('g2', '/w2'), false);
+    // without the option, every answer is admitted
+    const eager = new KeptAnswers({ maxBytes: 2048 });
+    eager.get('g1', '/a');
+    assert.equal(eager.admits('g1', '/a'), true);
   });
 
   test('a kept page equals a fresh one byte for byte, and a new block or a reorg is never answered from the previous tip', async () => {
