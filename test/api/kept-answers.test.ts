@@ -178,6 +178,37 @@ describe('answers kept by their ETag', () => {
     }
   });
 
+  test('mempool stats and fees are kept per snapshot: a new block ages them at once, a new tx shows at once', async () => {
+    const { chain, app, close } = await startTestApi({ engine: 'postgres' });
+    try {
+      await chain.block();
+      await chain.mempool([await transferTx({ from: 'alice', fee: 300, nonce: 0, to: BOB, amount: 1 })]);
+      const stats = '/extended/v1/tx/mempool/stats';
+      const fees = '/extended/v2/mempool/fees';
+      const before = await app.inject({ method: 'GET', url: stats });
+      assert.deepEqual(before.json().tx_ages.token_transfer, { p25: 1, p50: 1, p75: 1, p95: 1 });
+      const kept = await app.inject({ method: 'GET', url: stats });
+      assert.equal(kept.body, before.body);
+      assert.equal(kept.headers.etag, before.headers.etag);
+      assert.equal((await app.inject({ method: 'GET', url: fees })).json().all.medium_priority, 300);
+
+      // A block that mines nothing of the mempool still moves the ages.
+      await chain.block();
+      const after = await app.inject({ method: 'GET', url: stats });
+      assert.deepEqual(after.json().tx_ages.token_transfer, { p25: 2, p50: 2, p75: 2, p95: 2 });
+      assert.equal((await app.inject({ method: 'GET', url: stats })).body, after.body);
+
+      // A new pending tx: a new tag, and both answers show it.
+      await chain.mempool([await transferTx({ from: 'bob', fee: 500, nonce: 0, to: ALICE, amount: 1 })]);
+      const third = await app.inject({ method: 'GET', url: stats });
+      assert.notEqual(third.headers.etag, after.headers.etag);
+      assert.equal(third.json().tx_type_counts.token_transfer, 2);
+      assert.equal((await app.inject({ method: 'GET', url: fees })).json().all.high_priority, 490); // p95 of 300 and 500
+    } finally {
+      await close();
+    }
+  });
+
   test('balances are kept per mempool version: a pending tx shows at once', async () => {
     const { chain, app, close } = await startTestApi({ engine: 'postgres' });
     try {

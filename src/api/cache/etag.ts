@@ -43,9 +43,7 @@ export function sendNotModified(reply: FastifyReply) {
  * A preHandler that tags the answer with an ETag computed from cheap chain state, and answers 304 (no body,
  * the handler never runs) when the client already holds that version. No tag → no caching.
  */
-export function etag(
-  compute: (request: FastifyRequest) => Promise<string | null>,
-): preHandlerAsyncHookHandler {
+function etag(compute: (request: FastifyRequest) => Promise<string | null>): preHandlerAsyncHookHandler {
   return async function etagHandler(request: FastifyRequest, reply: FastifyReply) {
     const tag = await compute(request);
     if (tag === null) return;

@@ -155,15 +155,17 @@ function freshBody(reply: FastifyReply, payload: unknown): Buffer | null {
  * ETag names one object at the tip (a block by height: tip + height), the tip: without it every request for
  * another height would be a "new tag" and drop what the others kept. For a route whose ETag leaves out part of
  * what the answer depends on (contract statuses: tagged by the tip as upstream does, yet a pending deployment
- * shows in them), the ETag plus that part. The body is still only answered under the same request ETag it was
- * made with: the key is the URL plus that ETag.
+ * shows in them), the ETag plus that part; for one whose answer is built from a snapshot the tag does not name
+ * alone (the mempool aggregates: their ages move with the tip), the snapshot the request was answered from, hence
+ * the request. The body is still only answered under the same request ETag it was made with: the key is the URL
+ * plus that ETag.
  */
 export function keptByEtag(
   computeTag: (request: FastifyRequest) => Promise<string | null>,
   options: {
     /** the bound of this route's kept bodies (DEFAULT_MAX_BYTES when not given) */
     maxBytes?: number;
-    generationOf?: (tag: string) => string | Promise<string>;
+    generationOf?: (tag: string, request: FastifyRequest) => string | Promise<string>;
   } = {},
 ): { preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler } {
   const answers = new KeptAnswers({ maxBytes: options.maxBytes });
@@ -178,7 +180,7 @@ export function keptByEtag(
       return reply;
     }
     if (request.method !== 'GET') return;
-    const generation = await generationOf(tag);
+    const generation = await generationOf(tag, request);
     const kept = answers.get(generation, keyOf(request, tag, generation));
     if (kept) {
       await reply.type(JSON_TYPE).send(kept.body);
@@ -195,7 +197,7 @@ export function keptByEtag(
     if (body === null) return payload;
     // the tag the answer went out under (a handler may name a more precise one: `latest` found a newer tip)
     if (reply.getHeader('etag') !== `"${tag}"` || (await computeTag(request)) !== tag) return payload;
-    if ((await generationOf(tag)) !== generation) return payload;
+    if ((await generationOf(tag, request)) !== generation) return payload;
     answers.set(generation, keyOf(request, tag, generation), { body });
     return body;
   };

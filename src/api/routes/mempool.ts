@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { cachedChainState } from '../../store/read/chain-state.js';
 import { MempoolAggregatesCache, mempoolStateKey, type MempoolAggregates } from '../../store/read/mempool.js';
-import { etag } from '../cache/etag.js';
+import { keptByEtag } from '../cache/kept-answers.js';
 import { errorResponses } from '../schemas/common.js';
 import { mempoolFees, mempoolStats } from '../render/mempool.js';
 import { MempoolFees, MempoolStats } from '../schemas/mempool.js';
@@ -19,11 +19,20 @@ export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     return cache.get(store.sql, mempoolStateKey(state), performance.now());
   }
 
-  const mempoolEtag = etag(async (request) => {
+  const mempoolTag = async (request: FastifyRequest) => {
     const aggregates = await snapshot();
     served.set(request, aggregates);
     return aggregates.mempool_updated_at;
-  });
+  };
+  // Kept answers (cache/kept-answers.ts): the rendered body is sent again while the snapshot stays, instead of
+  // rendering and serializing it per request (most of these routes' cost once the aggregates are in memory).
+  // Kept per snapshot, not per tag: the tag (upstream's) is the mempool's update time, while ages move with the tip.
+  const keepPerSnapshot = {
+    maxBytes: 256 * 1024,
+    generationOf: (tag: string, request: FastifyRequest) => served.get(request)?.key ?? tag,
+  };
+  const keptStats = keptByEtag(mempoolTag, keepPerSnapshot);
+  const keptFees = keptByEtag(mempoolTag, keepPerSnapshot);
 
   const aggregates = async (request: FastifyRequest) => served.get(request) ?? snapshot();
 
@@ -38,7 +47,8 @@ export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         tags: ['Mempool'],
         response: { 200: MempoolStats, ...errorResponses },
       },
-      preHandler: mempoolEtag,
+      preHandler: keptStats.preHandler,
+      onSend: keptStats.onSend,
     },
     async (request) => mempoolStats(await aggregates(request)),
   );
@@ -54,7 +64,8 @@ export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         tags: ['Mempool'],
         response: { 200: MempoolFees, ...errorResponses },
       },
-      preHandler: mempoolEtag,
+      preHandler: keptFees.preHandler,
+      onSend: keptFees.onSend,
     },
     async (request) => mempoolFees(await aggregates(request)),
   );
