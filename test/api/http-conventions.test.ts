@@ -167,8 +167,8 @@ for (const engine of testEngines(import.meta.url)) {
           (await get(api.app, url, { 'if-none-match': String(mined.headers.etag) })).statusCode,
           304,
         );
-        // Later answers come from the kept rendering with the tag kept beside it (computed on the first of
-        // them): the same bytes and the same tag as the answer built from the row.
+        // Later answers come from memory (the kept answer with its own tag, test/api/kept-tx-answers.test.ts):
+        // the same bytes and the same tag as the answer built from the row.
         for (let round = 0; round < 2; round += 1) {
           const kept = await get(api.app, url);
           assert.equal(kept.statusCode, 200);

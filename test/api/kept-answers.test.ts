@@ -14,29 +14,61 @@ const DAVE = addressOf('dave');
 
 describe('answers kept by their ETag', () => {
   test('found only under the tag they were made with; a new tag drops all; bounded in bytes', () => {
-    const kept = new KeptAnswers(100);
+    // each entry counts its body, its key, and its own tag and mempool version when it has them
+    const kept = new KeptAnswers({ maxBytes: 100 });
+    const answer = (text: string) => ({ body: Buffer.from(text) });
     assert.equal(kept.get('t1', '/a'), undefined);
-    kept.set('t1', '/a', Buffer.from('a'.repeat(20)));
-    kept.set('t1', '/b', Buffer.from('b'.repeat(20)));
-    assert.equal(kept.get('t1', '/a')?.toString(), 'a'.repeat(20));
+    kept.set('t1', '/a', answer('a'.repeat(18)));
+    kept.set('t1', '/b', answer('b'.repeat(18)));
+    assert.equal(kept.get('t1', '/a')?.body.toString(), 'a'.repeat(18));
     assert.equal(kept.bytes, 40);
     // made under a tag that is no longer current: not kept
-    kept.set('t0', '/c', Buffer.from('c'));
+    kept.set('t0', '/c', answer('c'));
     assert.equal(kept.size, 2);
-    // more than a quarter of the bound: never kept
-    kept.set('t1', '/big', Buffer.from('x'.repeat(26)));
+    // more than a quarter of the bound: never kept (22 + 4 bytes of key)
+    kept.set('t1', '/big', answer('x'.repeat(22)));
     assert.equal(kept.get('t1', '/big'), undefined);
     // the oldest leave first once the bound is reached: 5 × 20 = 100 bytes fit, a 6th evicts /a
-    for (const k of ['/c', '/d', '/e', '/f']) kept.set('t1', k, Buffer.from('z'.repeat(20)));
+    for (const k of ['/c', '/d', '/e', '/f']) kept.set('t1', k, answer('z'.repeat(18)));
     assert.equal(kept.bytes, 100);
     assert.equal(kept.get('t1', '/a'), undefined);
-    assert.equal(kept.get('t1', '/b')?.length, 20);
+    assert.equal(kept.get('t1', '/b')?.body.length, 18);
     assert.equal(kept.size, 5);
+    // replacing an entry counts only the new one; a tag and a mempool version count too
+    kept.set('t1', '/f', { body: Buffer.from('ff'), etag: 'e'.repeat(10), mempool: '17' });
+    assert.equal(kept.bytes, 80 + 2 + 2 + 10 + 2);
+    assert.deepEqual(kept.get('t1', '/f'), { body: Buffer.from('ff'), etag: 'e'.repeat(10), mempool: '17' });
     // another tag (a new block, a reorg, a mempool change): nothing of the previous tag is answered
     assert.equal(kept.get('t2', '/b'), undefined);
     assert.equal(kept.size, 0);
     assert.equal(kept.bytes, 0);
     assert.equal(kept.get('t1', '/b'), undefined, 'the old tag does not bring them back');
+  });
+
+  test('keepOnSecondAsk: kept on the second ask of a key under a generation; a long walk keeps nothing', () => {
+    // 2 KB of bound: the keys asked once are the latest 2 (maxBytes / 1024)
+    const kept = new KeptAnswers({ maxBytes: 2048, keepOnSecondAsk: true });
+    const answer = { body: Buffer.from('x'), etag: 'e' };
+    assert.equal(kept.get('g1', '/a'), undefined);
+    assert.equal(kept.admits('g0', '/a'), false, 'not under an old generation');
+    assert.equal(kept.admits('g1', '/a'), false, 'first ask');
+    assert.equal(kept.admits('g1', '/a'), true, 'second ask');
+    kept.set('g1', '/a', answer);
+    assert.deepEqual(kept.get('g1', '/a'), answer);
+    // a walk over more keys than are remembered: none is ever admitted, /a stays
+    for (let round = 0; round < 2; round += 1) {
+      for (const key of ['/w1', '/w2', '/w3']) assert.equal(kept.admits('g1', key), false, key);
+    }
+    assert.deepEqual(kept.get('g1', '/a'), answer);
+    // asked again soon enough: admitted
+    assert.equal(kept.admits('g1', '/w3'), true);
+    // a new generation forgets the keys asked once (/w2 was one of them)
+    assert.equal(kept.get('g2', '/a'), undefined);
+    assert.equal(kept.admits('g2', '/w2'), false);
+    // without the option, every answer is admitted
+    const eager = new KeptAnswers({ maxBytes: 2048 });
+    eager.get('g1', '/a');
+    assert.equal(eager.admits('g1', '/a'), true);
   });
 
   test('a kept page equals a fresh one byte for byte, and a new block or a reorg is never answered from the previous tip', async () => {

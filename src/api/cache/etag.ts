@@ -67,6 +67,22 @@ export function chainTag(store: Store, options: { withMempool: boolean }): () =>
   };
 }
 
+/**
+ * The chain state of answers kept with their own tags (`keptWithOwnTags`): the tip and its microblock (what
+ * decides which mined rows are visible) as the generation, and the mempool version (what decides a mempool tx's
+ * state, and whether an id not mined is found at all). Null before the first block.
+ */
+export function tipAndMempool(store: Store): () => Promise<{ generation: string; mempool: string } | null> {
+  return async () => {
+    const state = await cachedChainState(store);
+    if (!state.index_block_hash) return null;
+    return {
+      generation: `${state.index_block_hash}:${state.microblock_hash || '0x'}`,
+      mempool: String(state.mempool_version),
+    };
+  };
+}
+
 /** The preHandler tagging answers with `chainTag` (304 when the client holds that version). */
 export function chainEtag(store: Store, options: { withMempool: boolean }) {
   return etag(chainTag(store, options));

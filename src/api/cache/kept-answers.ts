@@ -16,50 +16,107 @@ import { clientHasVersion, sendNotModified } from './etag.js';
 // ETag it is sent under: both last until this process learns of the change (docs/deploy.md, "How stale a
 // reader is").
 //
-// Bound: `maxBytes` of bodies per route (8 MB by default: ~85 of the largest 94 KB pages, or thousands of
-// small answers), the oldest kept answer leaving first; an answer larger than a quarter of the bound is never
-// kept.
+// Bound: `maxBytes` per route (8 MB by default: ~85 of the largest 94 KB pages, or thousands of small answers),
+// counted as each entry's body plus its key (the URL) and its own tag, so that many small answers (a tx: ~2 KB,
+// its URL ~90 characters and tag 64) are counted at what they hold; the oldest kept answer leaves first; an
+// answer larger than a quarter of the bound is never kept.
+//
+// Two kinds of route share this store and its rules:
+// - `keptByEtag`: the ETag is computed from cheap chain state before the handler runs, one tag for every
+//   answer of a state (a tip, a tip and a height): the kept body is found under the request's tag.
+// - `keptWithOwnTags`: the ETag names the rows the answer was read from (a tx: where it is mined, or its
+//   mempool state), so it is only known once the handler has read them. The kept entry carries the tag it went
+//   out with, and is found while the chain state it was made under stays: the tip (block and microblock), and
+//   for an answer that depends on the mempool too (`keptAnswerReadsMempool`), the mempool version.
 
 const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
 
-/** URL → body, all made under one tag. */
+/** A kept answer: its body, and for routes whose tag is per answer, that tag and what it depends on. */
+export interface KeptAnswer {
+  body: Buffer;
+  /** the ETag (unquoted) the body went out with, when it is not the request's tag */
+  etag?: string;
+  /** the mempool version the answer was made under, when the answer depends on the mempool */
+  mempool?: string;
+}
+
+/**
+ * With `keepOnSecondAsk`, an answer is kept only when its key is asked for the second time under a generation:
+ * the keys asked once are remembered (the latest `maxBytes / 1024` of them: 8,192 for 8 MB, about twice the
+ * ~2.3 KB tx answers the bound holds), so a walk over more distinct URLs than that (a crawler over the history,
+ * the bench's cold cases) keeps nothing and evicts nothing: the answers asked again stay, and the walk costs no
+ * copy of its bodies. Measured on the small chain's cold tx walk (9,646 ids, more than 8 MB of answers),
+ * keeping every miss cost ~8 µs of API CPU a request in this file alone (`bench/profile-http.ts`), plus the
+ * garbage collection of 8 MB of bodies turned over every ~0.3 s.
+ */
+interface KeptAnswersOptions {
+  maxBytes?: number;
+  keepOnSecondAsk?: boolean;
+}
+
+/** URL → answer, all made under one generation. */
 export class KeptAnswers {
-  private tag: string | undefined;
-  private readonly entries = new Map<string, Buffer>();
+  private generation: string | undefined;
+  private readonly entries = new Map<string, KeptAnswer>();
   private keptBytes = 0;
+  readonly maxBytes: number;
+  /** keys asked once under the generation and not kept (with `keepOnSecondAsk`), oldest first */
+  private readonly askedOnce: Set<string> | undefined;
+  private readonly maxAskedOnce: number;
 
-  constructor(readonly maxBytes = DEFAULT_MAX_BYTES) {}
+  constructor(options: KeptAnswersOptions = {}) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.askedOnce = options.keepOnSecondAsk ? new Set() : undefined;
+    this.maxAskedOnce = Math.max(1, Math.floor(this.maxBytes / 1024));
+  }
 
-  /** The body kept for `key` under `tag`; a new tag drops everything kept under the previous one. */
-  get(tag: string, key: string): Buffer | undefined {
-    if (tag !== this.tag) {
+  /**
+   * Whether an answer for `key`, made now under `generation`, is to be kept (asked before the body is copied):
+   * not under an old generation; with `keepOnSecondAsk`, only on the second ask.
+   */
+  admits(generation: string, key: string): boolean {
+    if (generation !== this.generation) return false;
+    if (this.askedOnce === undefined || this.askedOnce.delete(key)) return true;
+    this.askedOnce.add(key);
+    if (this.askedOnce.size > this.maxAskedOnce) {
+      const oldest = this.askedOnce.values().next();
+      if (!oldest.done) this.askedOnce.delete(oldest.value);
+    }
+    return false;
+  }
+
+  /** The answer kept for `key` under `generation`; a new generation drops everything kept under the previous one. */
+  get(generation: string, key: string): KeptAnswer | undefined {
+    if (generation !== this.generation) {
       this.clear();
-      this.tag = tag;
+      this.generation = generation;
       return undefined;
     }
     return this.entries.get(key);
   }
 
-  /** Keeps `body` for `key` under `tag` (ignored when `tag` is no longer the current one, or too large). */
-  set(tag: string, key: string, body: Buffer): void {
-    if (tag !== this.tag || body.length > this.maxBytes / 4) return;
+  /** Keeps `answer` for `key` under `generation` (ignored when that is no longer the current one, or too large). */
+  set(generation: string, key: string, answer: KeptAnswer): void {
+    const size = sizeOf(key, answer);
+    if (generation !== this.generation || size > this.maxBytes / 4) return;
     const previous = this.entries.get(key);
     if (previous) {
       this.entries.delete(key);
-      this.keptBytes -= previous.length;
+      this.keptBytes -= sizeOf(key, previous);
     }
-    while (this.keptBytes + body.length > this.maxBytes) {
+    while (this.keptBytes + size > this.maxBytes) {
       const oldest = this.entries.entries().next();
       if (oldest.done) break;
       this.entries.delete(oldest.value[0]);
-      this.keptBytes -= oldest.value[1].length;
+      this.keptBytes -= sizeOf(oldest.value[0], oldest.value[1]);
     }
-    this.entries.set(key, body);
-    this.keptBytes += body.length;
+    this.entries.set(key, answer);
+    this.keptBytes += size;
   }
 
   private clear(): void {
     this.entries.clear();
+    this.askedOnce?.clear();
     this.keptBytes = 0;
   }
 
@@ -72,8 +129,21 @@ export class KeptAnswers {
   }
 }
 
+/** What an entry holds: keys, tags and versions are ASCII (URLs as Fastify gives them, hex, decimals). */
+const sizeOf = (key: string, answer: KeptAnswer) =>
+  answer.body.length + key.length + (answer.etag?.length ?? 0) + (answer.mempool?.length ?? 0);
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** The tag a request was answered under, for the requests whose fresh body is to be kept. */
 const pending = new WeakMap<FastifyRequest, { tag: string; generation: string }>();
+
+/** A fresh 200 body as the onSend hook gets it, or null when there is none to keep. */
+function freshBody(reply: FastifyReply, payload: unknown): Buffer | null {
+  if (reply.statusCode !== 200) return null;
+  if (typeof payload === 'string') return Buffer.from(payload);
+  return Buffer.isBuffer(payload) ? payload : null;
+}
 
 /**
  * The hooks of a route whose answers are kept by their ETag (`computeTag`: the request's ETag, from cheap chain
@@ -98,7 +168,7 @@ export function keptByEtag(
     generationOf?: (tag: string, request: FastifyRequest) => string | Promise<string>;
   } = {},
 ): { preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler } {
-  const answers = new KeptAnswers(options.maxBytes);
+  const answers = new KeptAnswers({ maxBytes: options.maxBytes });
   const generationOf = options.generationOf ?? ((tag: string) => tag);
   const keyOf = (request: FastifyRequest, tag: string, generation: string) =>
     generation === tag ? request.url : `${request.url}\n${tag}`;
@@ -111,9 +181,9 @@ export function keptByEtag(
     }
     if (request.method !== 'GET') return;
     const generation = await generationOf(tag, request);
-    const body = answers.get(generation, keyOf(request, tag, generation));
-    if (body) {
-      await reply.type('application/json; charset=utf-8').send(body);
+    const kept = answers.get(generation, keyOf(request, tag, generation));
+    if (kept) {
+      await reply.type(JSON_TYPE).send(kept.body);
       return reply;
     }
     pending.set(request, { tag, generation });
@@ -123,13 +193,86 @@ export function keptByEtag(
     if (made === undefined) return payload;
     pending.delete(request);
     const { tag, generation } = made;
-    if (reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload)))
-      return payload;
+    const body = freshBody(reply, payload);
+    if (body === null) return payload;
     // the tag the answer went out under (a handler may name a more precise one: `latest` found a newer tip)
     if (reply.getHeader('etag') !== `"${tag}"` || (await computeTag(request)) !== tag) return payload;
     if ((await generationOf(tag, request)) !== generation) return payload;
-    const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    answers.set(generation, keyOf(request, tag, generation), body);
+    answers.set(generation, keyOf(request, tag, generation), { body });
+    return body;
+  };
+  return { preHandler, onSend };
+}
+
+/**
+ * The chain state answers kept with their own tags depend on: `generation` (the tip: block and microblock; a
+ * change drops every kept answer) and `mempool` (the mempool version: a change drops only the answers that
+ * read the mempool).
+ */
+export interface KeptAnswerState {
+  generation: string;
+  mempool: string;
+}
+
+/** The state a request's fresh answer is being made under, and whether that answer read the mempool. */
+const pendingOwnTag = new WeakMap<FastifyRequest, { state: KeptAnswerState; readsMempool: boolean }>();
+
+/**
+ * Tells `keptWithOwnTags` that the answer being made depends on the mempool (a mempool tx, an id found
+ * nowhere yet): it is kept only while the mempool version stays.
+ */
+export function keptAnswerReadsMempool(request: FastifyRequest): void {
+  const made = pendingOwnTag.get(request);
+  if (made) made.readsMempool = true;
+}
+
+/**
+ * The hooks of a route whose ETag is per answer: computed by the handler from the rows it read (a tx: where
+ * it is mined, or its mempool state), so not known before the handler runs. A fresh 200 answer is kept with
+ * the tag it went out with, under the chain state (`stateOf`, cheap; null → nothing kept) it was made under;
+ * while that state stays the preHandler answers from the entry: 304 when the client holds the entry's tag,
+ * else its body (the handler never runs). The answer must be a function of the URL and that state: the URL,
+ * query string included, is the key. An answer that reads the mempool must say so (`keptAnswerReadsMempool`).
+ */
+export function keptWithOwnTags(
+  stateOf: (request: FastifyRequest) => Promise<KeptAnswerState | null>,
+  options: KeptAnswersOptions = {},
+): { preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler } {
+  const answers = new KeptAnswers({ maxBytes: options.maxBytes, keepOnSecondAsk: options.keepOnSecondAsk });
+  const preHandler = async function keptOwnTagHandler(request: FastifyRequest, reply: FastifyReply) {
+    if (request.method !== 'GET') return;
+    const state = await stateOf(request);
+    if (state === null) return;
+    const kept = answers.get(state.generation, request.url);
+    if (kept?.etag !== undefined && (kept.mempool === undefined || kept.mempool === state.mempool)) {
+      if (clientHasVersion(request, reply, kept.etag)) {
+        await sendNotModified(reply);
+        return reply;
+      }
+      await reply.type(JSON_TYPE).send(kept.body);
+      return reply;
+    }
+    pendingOwnTag.set(request, { state, readsMempool: false });
+  };
+  const onSend: onSendHookHandler = async (request, reply, payload) => {
+    const made = pendingOwnTag.get(request);
+    if (made === undefined) return payload;
+    pendingOwnTag.delete(request);
+    const etag = reply.getHeader('etag');
+    if (reply.statusCode !== 200 || typeof etag !== 'string' || !etag.startsWith('"')) return payload;
+    // Kept only if the state is the one the answer was made under: a read that raced with ingest (the rows
+    // read were newer than the state) is sent as it is but not kept.
+    const { state, readsMempool } = made;
+    const now = await stateOf(request);
+    if (now?.generation !== state.generation || now.mempool !== state.mempool) return payload;
+    if (!answers.admits(state.generation, request.url)) return payload;
+    const body = freshBody(reply, payload);
+    if (body === null) return payload;
+    answers.set(state.generation, request.url, {
+      body,
+      etag: etag.slice(1, -1),
+      mempool: readsMempool ? state.mempool : undefined,
+    });
     return body;
   };
   return { preHandler, onSend };

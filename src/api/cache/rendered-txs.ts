@@ -81,7 +81,9 @@ export const minedTxJsonCache = perDatabase(() => new MinedTxJsonCache());
 // function args included): the rendering of the visible row of a tx id, kept with that row's key. A
 // request first reads the key of the row visible now (a primary-key lookup, no events, no ABI); only when
 // it is the kept one (same block, same microblock: the same immutable row, read as canonical and on the
-// canonical microblock stream) is the kept rendering sent, else the row is read and rendered as usual.
+// canonical microblock stream) is the kept rendering sent, else the row is read and rendered as usual. The
+// route's whole answers are also kept (kept-answers.ts), but only while the chain state stays: this cache is
+// what a tx asked again after a new block or a mempool change costs (one key read, no render).
 
 /** A kept rendering of a tx id's visible row, with that row's key and status (its ETag). */
 export interface TxByIdJson {

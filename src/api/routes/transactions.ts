@@ -12,7 +12,8 @@ import {
   type MempoolTxRecord,
   type MinedTxRecord,
 } from '../../store/read/txs.js';
-import { clientHasVersion, digestTag, sendNotModified } from '../cache/etag.js';
+import { clientHasVersion, digestTag, sendNotModified, tipAndMempool } from '../cache/etag.js';
+import { keptAnswerReadsMempool, keptWithOwnTags } from '../cache/kept-answers.js';
 import { errorResponses } from '../schemas/common.js';
 import {
   EVENT_LIMIT_DEFAULT,
@@ -68,6 +69,16 @@ function txVersion(
 // drops unknown keys and keeps upstream's key order; choosing the schema here avoids a per-request `anyOf`
 // match in the generic response serializer (json-reply.ts).
 export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+  // Whole answers are kept while the chain state they were made under stays (cache/kept-answers.ts,
+  // `keptWithOwnTags`): a mined tx's answer changes only when the tip or its microblock does (a reorg, a
+  // microblock orphaned or confirmed), an answer that read the mempool (a mempool tx, an id not found) also
+  // with the mempool version. Each keeps the ETag of the rows it was read from, so If-None-Match is answered
+  // against that tag. Bound: the default 8 MB per route (~3,500 answers of a tx with its first 20 events):
+  // the txs asked for more than once between two chain-state changes (an answer is kept on its second ask, so
+  // a walk over the history keeps nothing and displaces nothing); past it, or after a change, a tx asked again
+  // costs one primary-key read of its row's key, its rendering being kept in cache/rendered-txs.ts across tips.
+  const keptTxs = keptWithOwnTags(tipAndMempool(store), { keepOnSecondAsk: true });
+  const keptTxLists = keptWithOwnTags(tipAndMempool(store), { keepOnSecondAsk: true });
   app.get(
     '/extended/v1/tx/multiple',
     {
@@ -95,6 +106,8 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         },
       },
       preValidation: splitTxIds,
+      preHandler: keptTxLists.preHandler,
+      onSend: keptTxLists.onSend,
     },
     async (request, reply) => {
       const query = request.query;
@@ -155,12 +168,14 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       for (const id of ids) {
         const tx = pending.get(id);
         if (!tx) continue;
+        keptAnswerReadsMempool(request);
         versions.push(txVersion({ kind: 'mempool', row: tx }));
         const json = serializeWith(reply, MempoolTransaction, mempoolTransaction(tx, options));
         entries.push(`${JSON.stringify(id)}:{"found":true,"result":${json}}`);
       }
       for (const id of ids) {
         if (kept.has(id) || mined.has(id) || pending.has(id)) continue;
+        keptAnswerReadsMempool(request); // an id found nowhere may arrive in the mempool
         versions.push(`${id}:none`);
         entries.push(`${JSON.stringify(id)}:{"found":false,"result":{"tx_id":${JSON.stringify(id)}}}`);
       }
@@ -188,6 +203,8 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           ...errorResponses,
         },
       },
+      preHandler: keptTxs.preHandler,
+      onSend: keptTxs.onSend,
     },
     async (request, reply) => {
       const { tx_id: given } = request.params;
@@ -228,6 +245,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       }
       const pending = await findMempoolTx(store.sql, id, { unanchored: query.unanchored });
       if (pending) {
+        keptAnswerReadsMempool(request);
         if (clientHasVersion(request, reply, digestTag([txVersion({ kind: 'mempool', row: pending })]))) {
           return sendNotModified(reply);
         }

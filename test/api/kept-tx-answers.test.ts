@@ -1,0 +1,303 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApiServer } from '../../src/api/server.js';
+import { API_VERSION, startTestApi, type TestApi } from '../support/api.js';
+import { addressOf, ev, transferTx, transferWithEvent, type MinedTx } from '../support/chain.js';
+import { silentLogger, stopOwnCluster } from '../support/database.js';
+
+// Tx answers kept while the chain state they were made under stays (src/api/cache/kept-answers.ts,
+// `keptWithOwnTags`). Each test runs a second server over the same database whose kept answers are never
+// used (every URL it is asked is asked once after each change, through `fresh`), and compares: a kept answer
+// must be byte for byte what a fresh read gives, and after a change of the chain state never the old one.
+// "From memory" is shown by changing a row behind the API's back (no new chain state): a kept answer still
+// shows the row as it was, while anything that reads the row (even just its key) sees the change.
+
+after(stopOwnCluster);
+
+const ALICE = addressOf('alice');
+const BOB = addressOf('bob');
+const UNKNOWN = `0x${'cd'.repeat(32)}`;
+
+interface Servers {
+  api: TestApi;
+  /** a server over the same database, whose answers are each read fresh (see `freshGet`) */
+  other: FastifyInstance;
+}
+
+async function withServers(fn: (s: Servers) => Promise<void>): Promise<void> {
+  const api = await startTestApi({ engine: 'postgres' });
+  const other = await buildApiServer({ apiVersion: API_VERSION, store: api.store, logger: silentLogger });
+  try {
+    await fn({ api, other });
+  } finally {
+    await other.close();
+    await api.close();
+  }
+}
+
+const get = (app: FastifyInstance, url: string, headers: Record<string, string> = {}) =>
+  app.inject({ method: 'GET', url, headers });
+
+let cacheBuster = 0;
+/**
+ * A fresh answer of `url` from the other server: a query key of no meaning (Fastify's schema drops it: the
+ * handler never sees it) makes the URL one that server has never kept, so its answer is read now.
+ */
+async function freshGet(other: FastifyInstance, url: string) {
+  cacheBuster += 1;
+  return get(other, `${url}${url.includes('?') ? '&' : '?'}fresh=${cacheBuster}`);
+}
+
+/**
+ * Asks three times (tx answers are kept on their second ask: the third is from memory) and checks each against
+ * a fresh read; returns the answer.
+ */
+async function assertKeptIsFresh(s: Servers, url: string, status = 200) {
+  const first = await get(s.api.app, url);
+  const second = await get(s.api.app, url);
+  const kept = await get(s.api.app, url);
+  const fresh = await freshGet(s.other, url);
+  assert.equal(first.statusCode, status, `${url}: ${first.body}`);
+  for (const res of [second, kept, fresh]) {
+    assert.equal(res.statusCode, status, url);
+    assert.equal(res.body, first.body, url);
+    assert.equal(res.headers.etag, first.headers.etag, url);
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8', url);
+  }
+  if (status === 200) assert.equal(kept.headers['cache-control'], 'public, no-cache, must-revalidate');
+  return first;
+}
+
+/** Makes a tx's mined rows invisible (or visible again) without a new chain state: a change behind the API's back. */
+async function setMinedRowsVisible(api: TestApi, txId: string, visible: boolean) {
+  await api.store.sql`UPDATE txs SET canonical = ${visible} WHERE tx_id = ${txId}`;
+}
+
+const transfer = (nonce: number, fee = 10, amount = 100) =>
+  transferWithEvent({ from: 'alice', to: BOB, amount, fee, nonce });
+
+/** A transfer with three events, for event paging. */
+async function transferWithThreeEvents(nonce: number): Promise<MinedTx> {
+  const mined = await transfer(nonce);
+  mined.events!.push(ev.stxTransfer(ALICE, BOB, 1), ev.stxTransfer(ALICE, BOB, 2));
+  return mined;
+}
+
+describe('tx answers kept while the chain state stays (postgres)', () => {
+  test('tx by id: byte for byte the fresh answer, each query its own, from memory, 304 on its own tag', async () => {
+    await withServers(async (s) => {
+      const { api } = s;
+      const mined = await transferWithThreeEvents(0);
+      const block = await api.chain.block({ txs: [mined] });
+      const id = mined.tx.txid;
+      const url = `/extended/v1/tx/${id}`;
+      const answer = await assertKeptIsFresh(s, url);
+      assert.equal(answer.json().block_hash, block.block_hash);
+      assert.equal(answer.json().events.length, 3);
+      // query variants are other answers, each kept under its own URL
+      const variants = new Map([
+        [`${url}?event_limit=1`, 1],
+        [`${url}?event_offset=2`, 1],
+        [`${url}?event_limit=2&event_offset=1`, 2],
+        [`${url}?unanchored=true`, 3],
+        [`/extended/v1/tx/${id.toUpperCase().replace('0X', '0x')}`, 3],
+      ]);
+      for (const [variant, events] of variants) {
+        const res = await assertKeptIsFresh(s, variant);
+        assert.equal(res.json().events.length, events, variant);
+        assert.equal(res.json().tx_id, id, variant);
+      }
+      assert.equal((await get(api.app, `${url}?event_offset=2`)).json().events[0].event_index, 2);
+
+      // From memory: with the row made invisible behind the API's back (no new chain state), the kept
+      // answers still show it, the fresh read finds nothing.
+      await setMinedRowsVisible(api, id, false);
+      const kept = await get(api.app, url);
+      assert.equal(kept.statusCode, 200);
+      assert.equal(kept.body, answer.body);
+      assert.equal((await freshGet(s.other, url)).statusCode, 404);
+      // 304 against the entry's own tag, without reading anything
+      const tag = String(answer.headers.etag);
+      assert.match(tag, /^"[0-9a-f]{64}"$/);
+      for (const ifNoneMatch of [tag, `W/${tag}`, `"other", ${tag}`]) {
+        const notModified = await get(api.app, url, { 'if-none-match': ifNoneMatch });
+        assert.equal(notModified.statusCode, 304, ifNoneMatch);
+        assert.equal(notModified.body, '');
+        assert.equal(notModified.headers['cache-control'], 'public, no-cache, must-revalidate');
+      }
+      assert.equal((await get(api.app, url, { 'if-none-match': '"other"' })).body, answer.body);
+      await setMinedRowsVisible(api, id, true);
+
+      // an id not found is a 404, and is never kept as found: it shows once it reaches the mempool
+      const late = await transferTx({ from: 'alice', fee: 10, nonce: 1, to: BOB, amount: 5 });
+      const lateUrl = `/extended/v1/tx/${late.txid}`;
+      assert.equal((await get(api.app, lateUrl)).statusCode, 404);
+      assert.equal((await get(api.app, lateUrl)).statusCode, 404);
+      await api.chain.mempool([late]);
+      assert.equal((await assertKeptIsFresh(s, lateUrl)).json().tx_status, 'pending');
+    });
+  });
+
+  test('a new block, a reorg orphaning the tx, the tx mined again on the other fork: never the old answer', async () => {
+    await withServers(async (s) => {
+      const { api } = s;
+      const mined = await transfer(0);
+      const id = mined.tx.txid;
+      const url = `/extended/v1/tx/${id}`;
+      const urls = [url, `${url}?event_limit=1`, `${url}?unanchored=true`];
+      const g = await api.chain.block();
+      const a2 = await api.chain.block({ parent: g, txs: [mined] });
+      for (const u of urls) assert.equal((await assertKeptIsFresh(s, u)).json().block_hash, a2.block_hash);
+
+      // A new block drops what was kept: a row made invisible behind the API's back now shows as gone.
+      await setMinedRowsVisible(api, id, false);
+      assert.equal((await get(api.app, url)).statusCode, 200, 'kept while the tip stays');
+      const a3 = await api.chain.block({ parent: a2 });
+      assert.equal((await get(api.app, url)).statusCode, 404, 'not kept past the new block');
+      await setMinedRowsVisible(api, id, true);
+      for (const u of urls) assert.equal((await assertKeptIsFresh(s, u)).json().block_height, 2);
+
+      // A fork from g wins at height 4: the tx is orphaned and back in the mempool.
+      const b2 = await api.chain.block({ parent: g });
+      const b3 = await api.chain.block({ parent: b2 });
+      assert.equal((await assertKeptIsFresh(s, url)).json().block_hash, a2.block_hash, 'not canonical yet');
+      const b4 = await api.chain.block({ parent: b3 });
+      assert.equal(b4.height, a3.height + 1);
+      for (const u of urls) {
+        const orphaned = await assertKeptIsFresh(s, u);
+        assert.equal(orphaned.json().tx_status, 'pending', u);
+        assert.equal(orphaned.json().block_hash, undefined, u);
+      }
+      // mined again on the new fork
+      const b5 = await api.chain.block({ parent: b4, txs: [mined] });
+      for (const u of urls) {
+        const again = await assertKeptIsFresh(s, u);
+        assert.equal(again.json().tx_status, 'success', u);
+        assert.equal(again.json().block_hash, b5.block_hash, u);
+        assert.equal(again.json().canonical, true, u);
+      }
+    });
+  });
+
+  test('a mempool tx mined, dropped or replaced is never answered as it was; a mined tx outlives mempool changes', async () => {
+    await withServers(async (s) => {
+      const { api } = s;
+      const settled = await transfer(0);
+      await api.chain.block({ txs: [settled] });
+      const settledUrl = `/extended/v1/tx/${settled.tx.txid}`;
+      const settledAnswer = await assertKeptIsFresh(s, settledUrl);
+
+      const toMine = await transferTx({ from: 'alice', fee: 10, nonce: 1, to: BOB, amount: 1 });
+      const toDrop = await transferTx({ from: 'carol', fee: 10, nonce: 0, to: BOB, amount: 2 });
+      const outbid = await transferTx({ from: 'dave', fee: 10, nonce: 0, to: BOB, amount: 3 });
+      await api.chain.mempool([toMine, toDrop, outbid]);
+      const url = (tx: { txid: string }) => `/extended/v1/tx/${tx.txid}`;
+      for (const tx of [toMine, toDrop, outbid]) {
+        assert.equal((await assertKeptIsFresh(s, url(tx))).json().tx_status, 'pending');
+      }
+      // The mined tx's kept answer outlived that mempool change: its row, made invisible behind the API's
+      // back, still shows; so does its entry after another mempool change (the drop below).
+      await setMinedRowsVisible(api, settled.tx.txid, false);
+      assert.equal((await get(api.app, settledUrl)).body, settledAnswer.body);
+
+      // dropped by the node
+      const pendingTag = String((await get(api.app, url(toDrop))).headers.etag);
+      await api.chain.drop([toDrop.txid], 'TooExpensive');
+      assert.equal((await get(api.app, settledUrl)).body, settledAnswer.body, 'mined: kept past the drop');
+      await setMinedRowsVisible(api, settled.tx.txid, true);
+      const dropped = await assertKeptIsFresh(s, url(toDrop));
+      assert.equal(dropped.json().tx_status, 'dropped_too_expensive');
+      assert.notEqual(dropped.headers.etag, pendingTag);
+      assert.equal((await get(api.app, url(toDrop), { 'if-none-match': pendingTag })).statusCode, 200);
+
+      // replaced by fee: a tx of the same payer and nonce with a higher fee
+      const better = await transferTx({ from: 'dave', fee: 50, nonce: 0, to: BOB, amount: 3 });
+      await api.chain.mempool([better]);
+      const replaced = await assertKeptIsFresh(s, url(outbid));
+      assert.equal(replaced.json().tx_status, 'dropped_replace_by_fee');
+      assert.equal(replaced.json().replaced_by_tx_id, better.txid);
+
+      // mined
+      const block = await api.chain.block({
+        txs: [{ tx: toMine, events: [ev.stxTransfer(ALICE, BOB, 1)] }],
+      });
+      const nowMined = await assertKeptIsFresh(s, url(toMine));
+      assert.equal(nowMined.json().tx_status, 'success');
+      assert.equal(nowMined.json().block_hash, block.block_hash);
+      assert.equal((await assertKeptIsFresh(s, url(better))).json().tx_status, 'pending');
+    });
+  });
+
+  test('microblocks: an unanchored answer follows the stream (a fork of it too), an anchored one the confirming block', async () => {
+    await withServers(async (s) => {
+      const { api } = s;
+      const parent = await api.chain.block({ txs: [await transfer(0)] });
+      const streamed = await transfer(1);
+      const other = await transferWithEvent({ from: 'carol', to: BOB, amount: 9, fee: 10, nonce: 0 });
+      await api.chain.mempool([streamed.tx, other.tx]);
+      const anchored = `/extended/v1/tx/${streamed.tx.txid}`;
+      const unanchored = `${anchored}?unanchored=true`;
+      assert.equal((await assertKeptIsFresh(s, anchored)).json().tx_status, 'pending');
+      assert.equal((await assertKeptIsFresh(s, unanchored)).json().tx_status, 'pending');
+      const m1 = await api.chain.microblock({ parent, txs: [streamed] });
+      const inStream = await assertKeptIsFresh(s, unanchored);
+      assert.equal(inStream.json().tx_status, 'success');
+      assert.equal(inStream.json().microblock_hash, m1.hash);
+      assert.equal(inStream.json().is_unanchored, true);
+      assert.equal((await assertKeptIsFresh(s, anchored)).json().tx_status, 'pending');
+      // A fork of the stream replaces m1 (same sequence): its tx is back in the mempool. The kept answer
+      // above read no mempool row: only the microblock part of the chain state tells it is gone.
+      const m1b = await api.chain.microblock({ parent, txs: [other] });
+      assert.equal((await assertKeptIsFresh(s, unanchored)).json().tx_status, 'pending');
+      assert.equal((await assertKeptIsFresh(s, anchored)).json().tx_status, 'pending');
+      const m2 = await api.chain.microblock({ parent, previous: m1b, txs: [streamed] });
+      assert.equal((await assertKeptIsFresh(s, unanchored)).json().microblock_hash, m2.hash);
+      const confirming = await api.chain.block({ parent, confirms: [m1b, m2] });
+      for (const u of [anchored, unanchored]) {
+        const confirmed = await assertKeptIsFresh(s, u);
+        assert.equal(confirmed.json().block_hash, confirming.block_hash, u);
+        assert.equal(confirmed.json().microblock_hash, m2.hash, u);
+        assert.equal(confirmed.json().is_unanchored, false, u);
+      }
+    });
+  });
+
+  test('tx/multiple: kept while the state stays; an id not found shows once it arrives; a new block drops all', async () => {
+    await withServers(async (s) => {
+      const { api } = s;
+      const mined = await transfer(0);
+      await api.chain.block({ txs: [mined] });
+      const minedOnly = `/extended/v1/tx/multiple?tx_id=${mined.tx.txid}`;
+      const late = await transferTx({ from: 'alice', fee: 10, nonce: 1, to: BOB, amount: 5 });
+      const withMissing = `/extended/v1/tx/multiple?tx_id=${mined.tx.txid},${late.txid}`;
+      const minedAnswer = await assertKeptIsFresh(s, minedOnly);
+      assert.equal(minedAnswer.json()[mined.tx.txid].found, true);
+      const missing = await assertKeptIsFresh(s, withMissing);
+      assert.equal(missing.json()[late.txid].found, false);
+      assert.equal((await get(api.app, `/extended/v1/tx/multiple?tx_id=${UNKNOWN}`)).statusCode, 404);
+
+      // from memory, and 304 on the entry's tag
+      await setMinedRowsVisible(api, mined.tx.txid, false);
+      assert.equal((await get(api.app, minedOnly)).body, minedAnswer.body);
+      const notModified = await get(api.app, minedOnly, {
+        'if-none-match': String(minedAnswer.headers.etag),
+      });
+      assert.equal(notModified.statusCode, 304);
+      // a mempool change keeps the mined-only answer, not the one with an id found nowhere
+      await api.chain.mempool([late]);
+      assert.equal((await get(api.app, minedOnly)).body, minedAnswer.body);
+      await setMinedRowsVisible(api, mined.tx.txid, true);
+      const arrived = await assertKeptIsFresh(s, withMissing);
+      assert.equal(arrived.json()[late.txid].found, true);
+      assert.equal(arrived.json()[late.txid].result.tx_status, 'pending');
+
+      // a new block: the mined-only answer is read again
+      await setMinedRowsVisible(api, mined.tx.txid, false);
+      await api.chain.block();
+      assert.equal((await get(api.app, minedOnly)).statusCode, 404);
+      await setMinedRowsVisible(api, mined.tx.txid, true);
+      await assertKeptIsFresh(s, minedOnly);
+    });
+  });
+});
