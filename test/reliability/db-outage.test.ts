@@ -58,6 +58,7 @@ describe('PostgreSQL outage under load (postgres)', () => {
     // connection attempts before its 503 (measured: ~2 s at 1000 ms, ~1 s at 500).
     const env = { DB_CONNECT_TIMEOUT_MS: String(loadConfig({}).DB_CONNECT_TIMEOUT_MS) };
     const service = await startServe({ databaseUrl, apiPort, observerPort, env });
+    let reading = true;
     try {
       // Clients: a realistic mix of reads, 4 at a time, each timed by the client (10 s = a hang).
       const urls = [
@@ -70,7 +71,6 @@ describe('PostgreSQL outage under load (postgres)', () => {
         '/extended/v2/blocks/5',
       ];
       const samples: Sample[] = [];
-      let reading = true;
       const reader = async (k: number) => {
         for (let i = k; reading; i++) {
           const url = urls[i % urls.length];
@@ -213,6 +213,8 @@ describe('PostgreSQL outage under load (postgres)', () => {
           `outcomes after retry ${JSON.stringify(send.outcomesAfterRetry)}`,
       );
     } finally {
+      // also when the run fails midway: readers still looping would keep this test process alive for good
+      reading = false;
       await service.kill('SIGTERM');
     }
 
