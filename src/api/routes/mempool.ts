@@ -27,6 +27,7 @@ export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   // Kept answers (cache/kept-answers.ts): the rendered body is sent again while the snapshot stays, instead of
   // rendering and serializing it per request (most of these routes' cost once the aggregates are in memory).
   // Kept per snapshot, not per tag: the tag (upstream's) is the mempool's update time, while ages move with the tip.
+  // An answer is 1-2 KB: the bound only limits the URLs that differ by query parameters the routes ignore.
   const keepPerSnapshot = {
     maxBytes: 256 * 1024,
     generationOf: (tag: string, request: FastifyRequest) => served.get(request)?.key ?? tag,
