@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { cachedChainState } from '../../store/read/chain-state.js';
+import { cachedChainState, type ChainState } from '../../store/read/chain-state.js';
 import type { Store } from '../../store/store.js';
 
 // ETags: how a tag is compared and answered (304), and what each route's tag is derived from.
@@ -63,9 +63,12 @@ export function chainTag(store: Store, options: { withMempool: boolean }): () =>
     const state = await cachedChainState(store);
     if (!state.index_block_hash) return null;
     const mempool = options.withMempool ? `:${state.mempool_version}` : '';
-    return `${state.index_block_hash}:${state.microblock_hash || '0x'}${mempool}`;
+    return `${tipAndMicroblock(state)}${mempool}`;
   };
 }
+
+/** The chain tip and its unconfirmed microblock stream: what decides which mined rows are visible. */
+const tipAndMicroblock = (state: ChainState) => `${state.index_block_hash}:${state.microblock_hash || '0x'}`;
 
 /**
  * The chain state of answers kept with their own tags (`keptWithOwnTags`): the tip and its microblock (what
@@ -76,10 +79,7 @@ export function tipAndMempool(store: Store): () => Promise<{ generation: string;
   return async () => {
     const state = await cachedChainState(store);
     if (!state.index_block_hash) return null;
-    return {
-      generation: `${state.index_block_hash}:${state.microblock_hash || '0x'}`,
-      mempool: String(state.mempool_version),
-    };
+    return { generation: tipAndMicroblock(state), mempool: String(state.mempool_version) };
   };
 }
 
