@@ -287,7 +287,9 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   if (!canonical) {
     // the original settles the same-nonce pairs of every block's txs, canonical or not (a pair's winner
     // is then the canonical chain's tx, else the best fee)
-    await sendAll([...inserts, resolveSameNonce(sql, rows.txs)]);
+    const last = sendAll([...inserts, resolveSameNonce(sql, rows.txs)]);
+    ctx.writesSent?.();
+    await last;
     return true;
   }
 
@@ -307,7 +309,7 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     await sendAll(afterContributions(sql, msg, block, ctx, await minedTxKeys(sql, [block.index_block_hash])));
     return true;
   }
-  await sendAll([
+  const last = sendAll([
     ...inserts,
     ...(accepted.length > 0
       ? [markMicroblocksConfirmed(sql, accepted, msg), dropStagedRows(sql, accepted)]
@@ -318,6 +320,8 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     // `rows.txs` are the block's txs (a tx the payload repeats twice prunes the same rows twice)
     ...afterContributions(sql, msg, block, ctx, rows.txs),
   ]);
+  ctx.writesSent?.();
+  await last;
   return true;
 }
 

@@ -30,4 +30,10 @@ export interface ApplyContext {
    * from the rows in hand. Both must give the same index; the test proves it on generated chains.
    */
   readBackRows?: boolean;
+  /**
+   * Called (at most once) when the message's last statements are sent and only their answers and the
+   * commit remain: the caller may use the CPU then (a replay prepares the next message) while the database
+   * works. A handler that never calls it is done when its transaction is.
+   */
+  writesSent?: () => void;
 }
