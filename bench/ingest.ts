@@ -211,7 +211,8 @@ export async function ingestInto(
     if (states) process.stderr.write(`${formatStates(states)}\n`);
     if (profile) {
       const text =
-        (await profile.finish(row.n, stats.seconds, cpuSeconds)) + (states ? `\n${formatStates(states)}` : '');
+        (await profile.finish(row.n, stats.seconds, cpuSeconds)) +
+        (states ? `\n${formatStates(states)}` : '');
       const out = join(import.meta.dirname, 'out', 'ingest-profile.md');
       writeFileSync(out, text);
       process.stderr.write(`${text}\n(written to ${out})\n`);

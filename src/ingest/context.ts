@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChainRows } from '../store/schema/rows.js';
+import type { EncodedChainRows } from '../store/write/blocks.js';
 import type { SkippedEvents } from './chain-rows.js';
 
 /**
@@ -9,6 +10,8 @@ import type { SkippedEvents } from './chain-rows.js';
 export interface DecodedBlock {
   payload: unknown;
   rows?: ChainRows;
+  /** the statements' literals of `rows`, built ahead too (`encodeChainRows`) */
+  encoded?: EncodedChainRows;
   /** event types the index does not keep, counted while decoding (logged when the block is applied) */
   skipped?: SkippedEvents;
   error?: unknown;

@@ -175,9 +175,12 @@ export class Ingestor {
     }
     if (path === '/new_microblocks') checkMicroblocksMessage(payload as NewMicroblocks);
     const contentHash = createHash('sha256').update(path).update('\n').update(body).digest('hex');
-    // the CPU-heavy part of a block (decoding its transactions into rows) needs no database either
+    // the CPU-heavy part of a block (decoding its transactions into rows, and their statements' literals)
+    // needs no database either
     const decoded =
-      path === '/new_block' ? decodeBlock(payload as NewBlock, this.options.isMainnet) : undefined;
+      path === '/new_block'
+        ? decodeBlock(payload as NewBlock, this.options.isMainnet, this.store.rowsPerStatement)
+        : undefined;
     return { path, body, payload, contentHash, receivedAt, decoded };
   }
 
