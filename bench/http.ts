@@ -329,10 +329,13 @@ export async function runCase(
     warmupSeconds: number;
     connections: number;
     serverPid: number;
-    /** PostgreSQL's processes: the postmaster (its whole tree), or the API's own backends on a shared cluster */
-    pgPid: number | readonly number[];
+    /** PostgreSQL's postmaster: the CPU of its whole process tree is counted... */
+    pgPid: number;
+    /** ...unless this says what to count instead (a shared cluster: the API's own backends) */
+    pgCpuSeconds?: () => number;
   },
 ): Promise<HttpResult> {
+  const pgCpuSeconds = options.pgCpuSeconds ?? (() => processTreeCpuSeconds(options.pgPid));
   // every path must answer 200 before it is measured
   for (const path of new Set([c.paths[0], c.paths[c.paths.length - 1]])) {
     const res = await fetch(base + path);
@@ -355,7 +358,6 @@ export async function runCase(
   };
   if (options.warmupSeconds > 0) await load(options.warmupSeconds);
   const server0 = processTreeCpuSeconds(options.serverPid);
-  const pgCpuSeconds = () => [options.pgPid].flat().reduce((sum, pid) => sum + processTreeCpuSeconds(pid), 0);
   const pg0 = pgCpuSeconds();
   const r = await load(options.seconds);
   const server = processTreeCpuSeconds(options.serverPid) - server0;
