@@ -46,7 +46,7 @@ describe('answers kept by their ETag', () => {
   });
 
   test('keepOnSecondAsk: kept on the second ask of a key under a generation; a long walk keeps nothing', () => {
-    // 2 KB of bound: the keys asked once are the latest 2 (maxBytes / 1024)
+    // 2 KB of bound: the keys asked once are the latest 2 (2 * maxBytes / the typical 2 KB answer)
     const kept = new KeptAnswers({ maxBytes: 2048, keepOnSecondAsk: true });
     const answer = { body: Buffer.from('x'), etag: 'e' };
     assert.equal(kept.get('g1', '/a'), undefined);

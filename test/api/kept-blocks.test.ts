@@ -123,4 +123,57 @@ describe('block and contract-status answers kept by their ETag', () => {
       await close();
     }
   });
+
+  test('a walk over more heights than the bound holds keeps and evicts nothing; a height asked twice is kept', async () => {
+    const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
+    try {
+      const b1 = await chain.block({});
+      const b2 = await chain.block({ parent: b1 });
+      const byBurn = `/extended/v1/block/by_burn_block_height/${b2.burn_block_height}`;
+      const blockTime = async (url: string) => {
+        const res = await app.inject({ method: 'GET', url });
+        assert.equal(res.statusCode, 200, url);
+        return (res.json() as { block_time: number }).block_time;
+      };
+      // asked twice: kept (the second answer is the one kept)
+      const hot = ['/extended/v2/blocks/2', byBurn];
+      const before = new Map<string, number>();
+      for (const url of hot) {
+        await blockTime(url);
+        before.set(url, await blockTime(url));
+      }
+      // a walk: each URL once (the query string makes each its own key), more than either route remembers
+      const walk = (i: number) => [`/extended/v2/blocks/2?walk=${i}`, `${byBurn}?walk=${i}`];
+      for (let i = 0; i < 2500; i += 1) for (const url of walk(i)) await blockTime(url);
+      // behind the API's back (no new chain state): a kept answer still shows the old time, a fresh read the new
+      await store.sql`UPDATE blocks SET block_time = block_time + 1000 WHERE index_block_hash = ${b2.index_block_hash}`;
+      for (const url of hot)
+        assert.equal(await blockTime(url), before.get(url), `${url}: still kept after the walk`);
+      for (const url of walk(0)) {
+        assert.equal(
+          await blockTime(url),
+          before.get(url.split('?')[0])! + 1000,
+          `${url}: asked once long ago, not kept`,
+        );
+      }
+      for (const url of walk(2499)) {
+        assert.equal(
+          await blockTime(url),
+          before.get(url.split('?')[0])! + 1000,
+          `${url}: its second ask is read`,
+        );
+        assert.equal(await blockTime(url), before.get(url.split('?')[0])! + 1000, `${url}: and kept`);
+      }
+      await store.sql`UPDATE blocks SET block_time = block_time - 1000 WHERE index_block_hash = ${b2.index_block_hash}`;
+      for (const url of walk(2499)) {
+        assert.equal(
+          await blockTime(url),
+          before.get(url.split('?')[0])! + 1000,
+          `${url}: answered from memory`,
+        );
+      }
+    } finally {
+      await close();
+    }
+  });
 });

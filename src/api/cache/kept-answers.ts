@@ -42,16 +42,19 @@ export interface KeptAnswer {
 
 /**
  * With `keepOnSecondAsk`, an answer is kept only when its key is asked for the second time under a generation:
- * the keys asked once are remembered (the latest `maxBytes / 1024` of them: 8,192 for 8 MB, about twice the
- * ~2.3 KB tx answers the bound holds), so a walk over more distinct URLs than that (a crawler over the history,
- * the bench's cold cases) keeps nothing and evicts nothing: the answers asked again stay, and the walk costs no
- * copy of its bodies. Measured on the small chain's cold tx walk (9,646 ids, more than 8 MB of answers),
- * keeping every miss cost ~8 µs of API CPU a request in this file alone (`bench/profile-http.ts`), plus the
- * garbage collection of 8 MB of bodies turned over every ~0.3 s.
+ * the keys asked once are remembered (the latest `2 * maxBytes / typicalAnswerBytes` of them, about twice the
+ * answers the bound holds: 8,192 for 8 MB of ~2 KB tx answers), so a walk over more distinct URLs than that (a
+ * crawler over the history, the bench's cold cases) keeps nothing and evicts nothing: the answers asked again
+ * stay, and the walk costs no copy of its bodies. Measured on the small chain's cold tx walk (9,646 ids, more
+ * than 8 MB of answers), keeping every miss cost ~8 µs of API CPU a request in this file alone
+ * (`bench/profile-http.ts`), plus the garbage collection of 8 MB of bodies turned over every ~0.3 s.
  */
 interface KeptAnswersOptions {
+  /** the bound of the route's kept answers (DEFAULT_MAX_BYTES when not given) */
   maxBytes?: number;
   keepOnSecondAsk?: boolean;
+  /** the size of a typical answer of the route, body, key and tag (2 KB when not given) */
+  typicalAnswerBytes?: number;
 }
 
 /** URL → answer, all made under one generation. */
@@ -67,7 +70,7 @@ export class KeptAnswers {
   constructor(options: KeptAnswersOptions = {}) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     this.askedOnce = options.keepOnSecondAsk ? new Set() : undefined;
-    this.maxAskedOnce = Math.max(1, Math.floor(this.maxBytes / 1024));
+    this.maxAskedOnce = Math.max(1, Math.floor((2 * this.maxBytes) / (options.typicalAnswerBytes ?? 2048)));
   }
 
   /**
@@ -162,13 +165,11 @@ function freshBody(reply: FastifyReply, payload: unknown): Buffer | null {
  */
 export function keptByEtag(
   computeTag: (request: FastifyRequest) => Promise<string | null>,
-  options: {
-    /** the bound of this route's kept bodies (DEFAULT_MAX_BYTES when not given) */
-    maxBytes?: number;
+  options: KeptAnswersOptions & {
     generationOf?: (tag: string, request: FastifyRequest) => string | Promise<string>;
   } = {},
 ): { preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler } {
-  const answers = new KeptAnswers({ maxBytes: options.maxBytes });
+  const answers = new KeptAnswers(options);
   const generationOf = options.generationOf ?? ((tag: string) => tag);
   const keyOf = (request: FastifyRequest, tag: string, generation: string) =>
     generation === tag ? request.url : `${request.url}\n${tag}`;
@@ -193,12 +194,15 @@ export function keptByEtag(
     if (made === undefined) return payload;
     pending.delete(request);
     const { tag, generation } = made;
-    const body = freshBody(reply, payload);
-    if (body === null) return payload;
+    if (reply.statusCode !== 200) return payload;
     // the tag the answer went out under (a handler may name a more precise one: `latest` found a newer tip)
     if (reply.getHeader('etag') !== `"${tag}"` || (await computeTag(request)) !== tag) return payload;
     if ((await generationOf(tag, request)) !== generation) return payload;
-    answers.set(generation, keyOf(request, tag, generation), { body });
+    const key = keyOf(request, tag, generation);
+    if (!answers.admits(generation, key)) return payload;
+    const body = freshBody(reply, payload);
+    if (body === null) return payload;
+    answers.set(generation, key, { body });
     return body;
   };
   return { preHandler, onSend };

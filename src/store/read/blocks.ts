@@ -96,7 +96,11 @@ type BlockAtBurnHeightRow = BlockRecord & {
   streamed: string[] | null;
 };
 
-const blockAtBurnHeight = statement<BlockAtBurnHeightRow, [burnBlockHeight: number]>(`
+/**
+ * The text of the block-by-burn-height statement ($1: the burn block height). Its microblock lookups are
+ * index-only probes of migration 027's index (test/api/block-by-burn-height.test.ts reads the plan).
+ */
+export const BLOCK_AT_BURN_HEIGHT = `
   SELECT ${BLOCK_COLUMNS.map((c) => `b.${c}`).join(', ')},
     CASE WHEN ${blockRowsVisible('b')} THEN b.tx_ids_json ELSE '[]' END AS txs_json,
     (SELECT coalesce(json_agg(json_build_array(m.microblock_hash, (
@@ -115,7 +119,8 @@ const blockAtBurnHeight = statement<BlockAtBurnHeightRow, [burnBlockHeight: numb
   FROM (
     SELECT * FROM blocks WHERE burn_block_height = $1::integer
     ORDER BY canonical DESC, block_height DESC LIMIT 1
-  ) AS b`);
+  ) AS b`;
+const blockAtBurnHeight = statement<BlockAtBurnHeightRow, [burnBlockHeight: number]>(BLOCK_AT_BURN_HEIGHT);
 
 export async function findBlockByBurnHeight(
   sql: Sql,
