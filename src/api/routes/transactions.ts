@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { NotFoundError } from '../../errors.js';
 import {
+  batchedMinedTxReads,
   findMempoolTx,
   findMempoolTxs,
-  findMinedTx,
   findMinedTxVersion,
   findMinedTxVersions,
   findMinedTxs,
@@ -79,6 +79,8 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
   // costs one primary-key read of its row's key, its rendering being kept in cache/rendered-txs.ts across tips.
   const keptTxs = keptWithOwnTags(tipAndMempool(store), { keepOnSecondAsk: true });
   const keptTxLists = keptWithOwnTags(tipAndMempool(store), { keepOnSecondAsk: true });
+  // a tx read by id: the misses of requests that arrive together are read by one statement
+  const readMinedTx = batchedMinedTxReads(() => store.sql);
   app.get(
     '/extended/v1/tx/multiple',
     {
@@ -234,7 +236,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         }
       }
       // The common case, a mined tx, is one query; the tag comes from the row read.
-      const mined = await findMinedTx(store.sql, id, { unanchored: query.unanchored }, eventPage(query));
+      const mined = await readMinedTx(id, { unanchored: query.unanchored }, eventPage(query));
       if (mined) {
         if (clientHasVersion(request, reply, digestTag([txVersion({ kind: 'mined', row: mined })]))) {
           return sendNotModified(reply);

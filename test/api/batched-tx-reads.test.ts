@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { EVENT_LIMIT_DEFAULT } from '../../src/api/schemas/params.js';
+import type { Sql } from '../../src/store/db.js';
+import { batchedMinedTxReads, findMinedTx, type EventPage } from '../../src/store/read/txs.js';
+import { get, startTestApi } from '../support/api.js';
+import { openTestDatabase, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+
+// `GET /extended/v1/tx/:tx_id` reads the mined rows of requests that arrive together with one statement
+// (`batchedMinedTxReads`, store/read/txs.ts), a fast path beside `findMinedTx`: this proves both give the same
+// row (or none) for every tx id of recorded chains (orphaned rows, microblock-streamed txs, contract calls with
+// events, ids mined twice), anchored and unanchored, with several event pages asked in the same turn, and that
+// the route's answers are the same bytes whether its requests arrive one at a time or all together.
+
+after(stopOwnCluster);
+
+const FIXTURES = ['mainnet-reorg-scenario1', 'regtest-env-pox-4-stack-stx-in-reward-phase-S1'];
+
+const PAGES: EventPage[] = [
+  { offset: 0, limit: EVENT_LIMIT_DEFAULT },
+  { offset: 0, limit: 1 },
+  { offset: 1, limit: EVENT_LIMIT_DEFAULT },
+  { offset: 2, limit: 3 },
+];
+
+const UNKNOWN = ['0x' + 'ab'.repeat(32), '0x' + '00'.repeat(32)];
+
+for (const engine of testEngines(import.meta.url)) {
+  for (const fixture of FIXTURES) {
+    describe(`tx reads batched per turn (${fixture}, ${engine})`, () => {
+      test('give the rows findMinedTx gives, for every tx id, page and visibility, in one statement per batch', async () => {
+        const api = await startTestApi({ engine, fixture });
+        try {
+          const { store } = api;
+          const ids = (
+            await store.sql<{ tx_id: string }[]>`SELECT DISTINCT tx_id FROM txs ORDER BY tx_id`
+          ).map((r) => r.tx_id);
+          const mempoolOnly = (
+            await store.sql<{ tx_id: string }[]>`
+              SELECT tx_id FROM mempool_txs WHERE tx_id NOT IN (SELECT tx_id FROM txs) ORDER BY tx_id`
+          ).map((r) => r.tx_id);
+          assert.ok(ids.length >= 20, `${fixture} has mined txs (${ids.length})`);
+          const asked = [...ids, ...mempoolOnly, ...UNKNOWN];
+          let batches = 0;
+          const read = batchedMinedTxReads(() => {
+            batches += 1;
+            return store.sql;
+          });
+          let found = 0;
+          let withEvents = 0;
+          for (const unanchored of [false, true]) {
+            // every id with every page in one turn, each id twice: one batch (one statement) per page
+            batches = 0;
+            const reads = PAGES.flatMap((page) =>
+              [...asked, ...asked].map((txId) => ({ txId, page, row: read(txId, { unanchored }, page) })),
+            );
+            const rows = await Promise.all(reads.map((r) => r.row));
+            assert.equal(batches, PAGES.length, 'one statement per page');
+            for (const [i, { txId, page }] of reads.entries()) {
+              const alone = await findMinedTx(store.sql, txId, { unanchored }, page);
+              assert.deepEqual(rows[i], alone, `${txId} ${JSON.stringify(page)} unanchored=${unanchored}`);
+              if (alone) found += 1;
+              if (alone && alone.events.length > 0) withEvents += 1;
+            }
+            // a read alone in its turn
+            batches = 0;
+            const [first] = ids;
+            assert.deepEqual(
+              await read(first, { unanchored }, PAGES[0]),
+              await findMinedTx(store.sql, first, { unanchored }, PAGES[0]),
+            );
+            assert.equal(batches, 1);
+          }
+          // the comparison covered found rows with events, and ids found nowhere
+          assert.ok(found > ids.length, `rows found (${found})`);
+          assert.ok(withEvents > 0, `rows with events (${withEvents})`);
+        } finally {
+          await api.close();
+        }
+      });
+
+      test('the route answers the same bytes to requests arriving together as to requests one at a time', async () => {
+        const api = await startTestApi({ engine, fixture });
+        try {
+          const { app, store } = api;
+          const ids = (
+            await store.sql<{ tx_id: string }[]>`SELECT DISTINCT tx_id FROM txs ORDER BY tx_id`
+          ).map((r) => r.tx_id);
+          const urls = [...ids, ...UNKNOWN].flatMap((id) => [
+            `/extended/v1/tx/${id}`,
+            `/extended/v1/tx/${id}?unanchored=true`,
+            `/extended/v1/tx/${id}?event_offset=1&event_limit=2`,
+          ]);
+          const together = await Promise.all(urls.map((url) => get(app, url)));
+          // the same chain in a database of its own, so that nothing read or rendered above is kept for it
+          const fresh = await startTestApi({ engine, fixture });
+          try {
+            let ok = 0;
+            for (const [i, url] of urls.entries()) {
+              const alone = await get(fresh.app, url);
+              assert.equal(together[i].statusCode, alone.statusCode, url);
+              assert.equal(together[i].body, alone.body, url);
+              assert.equal(together[i].headers.etag, alone.headers.etag, url);
+              if (alone.statusCode === 200) ok += 1;
+            }
+            assert.ok(ok >= ids.length, `answers found (${ok})`);
+          } finally {
+            await fresh.close();
+          }
+        } finally {
+          await api.close();
+        }
+      });
+    });
+  }
+
+  test(`a failed batch statement fails every read of the batch (${engine})`, async () => {
+    const db = await openTestDatabase(engine);
+    await db.close();
+    const read = batchedMinedTxReads(() => db.sql as Sql);
+    const page = PAGES[0];
+    const results = await Promise.allSettled(UNKNOWN.map((txId) => read(txId, { unanchored: false }, page)));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
+  });
+}
