@@ -5,8 +5,32 @@ import { type MempoolTxRow } from '../store/schema/rows.js';
 import { MempoolStatus } from '../store/schema/codes.js';
 import { lockChainTip, touchMempool } from '../store/write/tip.js';
 import { InvalidMessageError, decodeRawTx, decodedColumns } from './chain-rows.js';
-import type { ApplyContext } from './context.js';
+import type { ApplyContext, DecodedMempoolTxs } from './context.js';
 import type { DropMempoolTx, NewMempoolTx } from '../protocol/payloads.js';
+
+/**
+ * Decodes a `/new_mempool_tx` message's rows outside any database transaction (`Ingestor.prepare`), all
+ * but the receipt block height (the tip's, read in the transaction). A decoding error is kept, to be thrown
+ * where `applyNewMempoolTxs` decodes.
+ */
+export function decodeMempoolTxs(msg: NewMempoolTx, receivedAt: number): DecodedMempoolTxs {
+  try {
+    const rows: MempoolTxRow[] = msg.map((rawTx) => {
+      const txId = txIdFromRaw(rawTx);
+      return {
+        ...decodedColumns(txId, rawTx, decodeRawTx(rawTx, txId)),
+        pruned: false,
+        status: MempoolStatus.pending,
+        replaced_by_tx_id: null,
+        receipt_time: receivedAt,
+        receipt_block_height: -1,
+      };
+    });
+    return { payload: msg, rows };
+  } catch (error) {
+    return { payload: msg, error };
+  }
+}
 
 /** Applies `/new_mempool_tx`: raw txs the node accepted into its mempool. */
 export async function applyNewMempoolTxs(
@@ -15,18 +39,11 @@ export async function applyNewMempoolTxs(
   ctx: ApplyContext,
 ): Promise<boolean> {
   const tip = await lockChainTip(sql);
-  const rows: MempoolTxRow[] = msg.map((rawTx) => {
-    const txId = txIdFromRaw(rawTx);
-    return {
-      ...decodedColumns(txId, rawTx, decodeRawTx(rawTx, txId)),
-      pruned: false,
-      status: MempoolStatus.pending,
-      replaced_by_tx_id: null,
-      receipt_time: ctx.receivedAt,
-      receipt_block_height: tip.block_height,
-    };
-  });
-  const changed = await receiveMempoolTxs(sql, rows, new Date(ctx.receivedAt * 1000));
+  const decoded =
+    ctx.decodedMempoolTxs?.payload === msg ? ctx.decodedMempoolTxs : decodeMempoolTxs(msg, ctx.receivedAt);
+  if (!decoded.rows) throw decoded.error;
+  for (const row of decoded.rows) row.receipt_block_height = tip.block_height;
+  const changed = await receiveMempoolTxs(sql, decoded.rows, new Date(ctx.receivedAt * 1000), ctx.writesSent);
   return changed > 0;
 }
 

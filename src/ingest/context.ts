@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ChainRows } from '../store/schema/rows.js';
+import type { ChainRows, MempoolTxRow } from '../store/schema/rows.js';
 import type { EncodedChainRows } from '../store/write/blocks.js';
 import type { SkippedEvents } from './chain-rows.js';
 
@@ -17,6 +17,13 @@ export interface DecodedBlock {
   error?: unknown;
 }
 
+/** A `/new_mempool_tx` message's rows decoded before its transaction (`decodeMempoolTxs`), or the error. */
+export interface DecodedMempoolTxs {
+  payload: unknown;
+  rows?: MempoolTxRow[];
+  error?: unknown;
+}
+
 /** What every message handler needs besides the payload. */
 export interface ApplyContext {
   /** When the message was received (unix seconds): the live clock, or the recorded time on replay. */
@@ -25,6 +32,8 @@ export interface ApplyContext {
   logger: Logger;
   /** the block's rows, when decoded ahead */
   decoded?: DecodedBlock;
+  /** a mempool message's rows, when decoded ahead */
+  decodedMempoolTxs?: DecodedMempoolTxs;
   /** the message's content hash: its raw-log row (a block keeps it, to compare a later copy with) */
   contentHash: string;
   /**

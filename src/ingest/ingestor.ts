@@ -9,10 +9,10 @@ import { insertBurnBlock, orphanOtherBurnBlocks } from '../store/write/burn-bloc
 import { beginLoggedMessage, markMessageSkipped } from '../store/write/message-log.js';
 import { lockChainTip, raiseBurnTip } from '../store/write/tip.js';
 import { applyNewBlock, decodeBlock } from './apply-block.js';
-import { applyDropMempoolTxs, applyNewMempoolTxs } from './apply-mempool.js';
+import { applyDropMempoolTxs, applyNewMempoolTxs, decodeMempoolTxs } from './apply-mempool.js';
 import { applyNewMicroblocks } from './apply-microblocks.js';
 import { InvalidMessageError } from './chain-rows.js';
-import type { ApplyContext, DecodedBlock } from './context.js';
+import type { ApplyContext, DecodedBlock, DecodedMempoolTxs } from './context.js';
 import { checkMicroblocksMessage } from './message-checks.js';
 import {
   isObserverPath,
@@ -28,6 +28,9 @@ import {
 export { InvalidMessageError };
 
 const utf8 = new TextDecoder();
+
+/** A message's receipt time as the index keeps it: unix seconds. */
+const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /** Thrown to roll a message's transaction back, its raw-log row included: the message changed nothing. */
 class NothingToCommit extends Error {}
@@ -102,6 +105,8 @@ export interface PreparedMessage {
   receivedAt: Date;
   /** `/new_block`: its rows, decoded ahead */
   decoded?: DecodedBlock;
+  /** `/new_mempool_tx`: its rows, decoded ahead */
+  decodedMempoolTxs?: DecodedMempoolTxs;
 }
 
 /**
@@ -181,7 +186,11 @@ export class Ingestor {
       path === '/new_block'
         ? decodeBlock(payload as NewBlock, this.options.isMainnet, this.store.rowsPerStatement)
         : undefined;
-    return { path, body, payload, contentHash, receivedAt, decoded };
+    const decodedMempoolTxs =
+      path === '/new_mempool_tx'
+        ? decodeMempoolTxs(payload as NewMempoolTx, unixSeconds(receivedAt))
+        : undefined;
+    return { path, body, payload, contentHash, receivedAt, decoded, decodedMempoolTxs };
   }
 
   /**
@@ -219,10 +228,11 @@ export class Ingestor {
   private async applyNow(message: PreparedMessage, writesSent?: () => void): Promise<ApplyOutcome> {
     const { path, body, payload, receivedAt } = message;
     const ctx: ApplyContext = {
-      receivedAt: Math.floor(receivedAt.getTime() / 1000),
+      receivedAt: unixSeconds(receivedAt),
       isMainnet: this.options.isMainnet,
       logger: this.options.logger,
       decoded: message.decoded,
+      decodedMempoolTxs: message.decodedMempoolTxs,
       contentHash: message.contentHash,
       readBackRows: this.options.readBackRows,
       writesSent,

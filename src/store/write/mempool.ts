@@ -23,6 +23,8 @@ export async function receiveMempoolTxs(
   sql: TransactionSql,
   rows: MempoolTxRow[],
   at: Date,
+  /** called once the last statements are sent (see ingest/context.ts `writesSent`) */
+  writesSent?: () => void,
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const txIds = rows.map((r) => r.tx_id);
@@ -43,7 +45,7 @@ export async function receiveMempoolTxs(
   const insert = bulkInsert(sql, 'mempool_txs', mempoolSpec, inserts, 'ON CONFLICT (tx_id) DO NOTHING');
   // the settling reads the rows inserted: all of them (test/ingest/block-paths.test.ts cuts them in 5s)
   if (cutIntoStatements(sql, inserts.length)) await insert;
-  await sendAll([
+  const last = sendAll([
     insert,
     ...revive.map((r) =>
       sql`
@@ -54,6 +56,8 @@ export async function receiveMempoolTxs(
     resolveSameNonce(sql, [...inserts, ...revive]),
     touchMempool(sql, at),
   ]);
+  writesSent?.();
+  await last;
   return changed;
 }
 
