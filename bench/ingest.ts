@@ -3,14 +3,16 @@
 //
 //   npx tsx bench/ingest.ts [--blocks 5000] [--accounts 10000] [--txs-per-block 200] [--seed bench]
 //                           [--file chain.tsv] [--engine postgres|pglite] [--durability off|full]
-//                           [--pg-stats] [--explain <ms>]
+//                           [--pg-stats] [--explain <ms>] [--sample-states]
 //
 // The cluster has the suite's settings (SERVER_SETTINGS; durability `off` unless told). The chain is generated
 // once per size into bench/out/ and reused. Results go to bench/out/ingest-<engine>.json; with --pg-stats, a
 // profile of the PostgreSQL side (statements with their time and WAL, WAL records and full-page images,
 // rows written and the size per table and index, the ingest backend's CPU apart from the rest) to
 // bench/out/ingest-profile.md. For the Node side: `node --cpu-prof --import tsx bench/ingest.ts ...`, then
-// `npx tsx bench/profile-top.ts <file.cpuprofile>`.
+// `npx tsx bench/profile-top.ts <file.cpuprofile>`. With --sample-states, how the ingest backend spends the
+// wall time (on CPU, waiting for the WAL, idle between or inside transactions: bench/state-sampler.ts).
+import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +27,7 @@ import { openDatabase, type Engine } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
 import { Store } from '../src/store/store.js';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import type { StateSamples } from './state-sampler.js';
 
 export interface IngestResult {
   engine: Engine;
@@ -147,7 +150,12 @@ export function profilingSettings(options: { pgStats?: boolean; explainMs?: numb
 export async function benchIngest(
   file: string,
   engine: Engine,
-  options: { durability?: keyof typeof DURABILITY; pgStats?: boolean; explainMs?: number } = {},
+  options: {
+    durability?: keyof typeof DURABILITY;
+    pgStats?: boolean;
+    explainMs?: number;
+    sampleStates?: boolean;
+  } = {},
 ): Promise<IngestResult> {
   if (engine === 'pglite') return ingestInto('', file, { engine });
   const durability = DURABILITY[options.durability ?? 'off'];
@@ -176,7 +184,7 @@ export async function benchIngest(
 export async function ingestInto(
   url: string,
   file: string,
-  options: { engine: Engine; pgPid?: number; pgStats?: boolean; label?: string },
+  options: { engine: Engine; pgPid?: number; pgStats?: boolean; sampleStates?: boolean; label?: string },
 ): Promise<IngestResult> {
   const { engine, pgPid } = options;
   const db = await openDatabase({ url, pgliteDir: 'memory://', poolMax: 1 });
@@ -184,12 +192,14 @@ export async function ingestInto(
   try {
     await migrate(db.sql);
     const profile = options.pgStats ? await startProfile(store) : undefined;
+    const sampler = options.sampleStates && url ? await startStateSampler(store, url) : undefined;
     const ingestor = new Ingestor(store, { isMainnet: true, logger: pino({ level: 'warn' }) });
     const bar = replayProgress(options.label ?? `ingest (${engine})`);
     const pgCpu0 = pgPid ? processTreeCpuSeconds(pgPid) : 0;
     const cpu0 = process.cpuUsage();
     const stats = await replayFile(ingestor, file, { onProgress: bar.onProgress });
     const cpu = process.cpuUsage(cpu0);
+    const states = await sampler?.finish();
     const cpuSeconds = {
       indexer: Math.round((cpu.user + cpu.system) / 1e4) / 100,
       postgres: pgPid ? Math.round((processTreeCpuSeconds(pgPid) - pgCpu0) * 100) / 100 : undefined,
@@ -198,8 +208,11 @@ export async function ingestInto(
     const [row] = await store.sql<{ n: number }[]>`
       SELECT count(DISTINCT tx_id)::int AS n FROM txs
       WHERE canonical AND microblock_canonical AND index_block_hash <> ''`;
+    if (states) process.stderr.write(`${formatStates(states)}\n`);
     if (profile) {
-      const text = await profile.finish(row.n, stats.seconds, cpuSeconds);
+      const text =
+        (await profile.finish(row.n, stats.seconds, cpuSeconds)) +
+        (states ? `\n${formatStates(states)}` : '');
       const out = join(import.meta.dirname, 'out', 'ingest-profile.md');
       writeFileSync(out, text);
       process.stderr.write(`${text}\n(written to ${out})\n`);
@@ -218,6 +231,48 @@ export async function ingestInto(
   } finally {
     await store.close();
   }
+}
+
+/** Starts bench/state-sampler.ts on the ingest connection (the pool's one connection). */
+async function startStateSampler(store: Store, url: string) {
+  const [{ pid }] = await store.sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(import.meta.dirname, 'state-sampler.ts'), url, String(pid)],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return {
+    async finish(): Promise<StateSamples> {
+      child.stdin.end();
+      await exited;
+      return JSON.parse(out) as StateSamples;
+    },
+  };
+}
+
+/** The sampled states of the ingest backend as a markdown table, by share of the samples. */
+function formatStates(states: StateSamples): string {
+  const share = (n: number) => `${((n / Math.max(states.samples, 1)) * 100).toFixed(1)}%`;
+  const rows = (tally: Record<string, number>, limit: number) =>
+    Object.entries(tally)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([key, n]) => `| ${key.replaceAll('|', '\\|')} | ${share(n)} |`);
+  return [
+    `## Ingest backend state (${states.samples.toLocaleString('en-US')} samples, share of wall time)`,
+    '',
+    '| state | share |',
+    '| ----- | ----: |',
+    ...rows(states.states, 20),
+    '',
+    '| idle in transaction, after | share |',
+    '| -------------------------- | ----: |',
+    ...rows(states.idleInTransactionAfter, 12),
+    '',
+  ].join('\n');
 }
 
 interface StatementRow {
@@ -339,6 +394,7 @@ async function main() {
       engine: { type: 'string', default: 'postgres' },
       durability: { type: 'string', default: 'off' },
       'pg-stats': { type: 'boolean', default: false },
+      'sample-states': { type: 'boolean', default: false },
       /** log plans of statements slower than this many ms to bench/out/ingest-server.log (auto_explain) */
       explain: { type: 'string' },
     },
@@ -359,6 +415,7 @@ async function main() {
   const result: IngestResult = await benchIngest(chain.file, engine, {
     durability: values.durability as keyof typeof DURABILITY,
     pgStats: values['pg-stats'],
+    sampleStates: values['sample-states'],
     explainMs: values.explain === undefined ? undefined : Number(values.explain),
   });
   if ('report' in chain && chain.report) {

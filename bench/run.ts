@@ -6,7 +6,9 @@
 //   (c) two ceilings: a bare Fastify route with no database, and one doing one primary-key lookup on the same
 //       database with the same pool settings;
 //   (d) the same HTTP set on a 10,000-tx chain, so the growth of cost with history size shows, and on a tiny
-//       chain (~190 txs) the size of the one the original API was measured on (issue 17).
+//       chain (~190 txs) the size of the one the original API was measured on (issue 17);
+//   (e) a large observer message (issue 14): a 40 MB block on PostgreSQL and a 4 MB one on PGlite posted to a
+//       fresh `serve` while /health and blocks/latest are asked one request after another (bench/stall.ts).
 //
 // Chains are generated once into bench/out/ and reused. Results: bench/results/latest.json, latest.md,
 // latest.svg, and the marked section of bench/RESULTS.md.
@@ -14,7 +16,7 @@
 //   npm run bench -- [--large-blocks 5000] [--small-blocks 50] [--txs-per-block 200] [--accounts 10000]
 //                    [--tiny-blocks 14 --tiny-accounts 10 --tiny-txs-per-block 14]
 //                    [--seconds 10] [--warmup 2] [--connections 32] [--durability full|off]
-//                    [--skip-large] [--no-record]
+//                    [--skip-large] [--skip-stall] [--no-record]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -44,6 +46,7 @@ import {
 } from './ingest.js';
 import { format, writeFormatted } from './markdown.js';
 import { latencySvg } from './plot.js';
+import { measureStall, type StallResult } from './stall.js';
 
 const { values } = parseArgs({
   options: {
@@ -60,6 +63,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '32' },
     durability: { type: 'string', default: 'full' },
     'skip-large': { type: 'boolean', default: false },
+    'skip-stall': { type: 'boolean', default: false },
     'no-record': { type: 'boolean', default: false },
   },
 });
@@ -76,6 +80,15 @@ const CONNECTIONS = Number(values.connections);
 const TARGET_INGEST_TXS_PER_SEC = 10_000;
 /** a busy principal's balances within this factor of a quiet one's latency (p50) */
 const TARGET_BALANCES_BUSY_VS_QUIET = 2;
+// Issue 14: /health of the process applying a 40 MB block on PostgreSQL answers within this at p99.
+const TARGET_STALL_HEALTH_P99_MS = 100;
+// On PGlite the database runs on the process's main thread: /health waits for the longest statement of the
+// block, which is bounded (250-row statements, raw text in 256 Ki pieces) and measured here.
+const TARGET_STALL_PGLITE_HEALTH_MAX_MS = 500;
+const STALL_BLOCKS = [
+  { engine: 'postgres', txs: 30_000 },
+  { engine: 'pglite', txs: 3_000 },
+] as const;
 const ORIGINAL_API: { what: string; tiny: number; mid: number }[] = [
   { what: 'tx by id', tiny: 434, mid: 485 },
   { what: 'block by height', tiny: 2566, mid: 1795 },
@@ -163,6 +176,7 @@ async function main() {
   });
   const pgPid = postmasterPid(cluster);
   const runs: ChainRun[] = [];
+  const stall: StallResult[] = [];
   try {
     const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
     env.machine.postgres = String((await admin`SHOW server_version`)[0].server_version);
@@ -217,12 +231,24 @@ async function main() {
         http,
       });
     }
+    if (!values['skip-stall']) {
+      for (const block of STALL_BLOCKS) {
+        const databaseUrl = block.engine === 'postgres' ? await cluster.createDatabase('bench_stall') : '';
+        const r = await measureStall({ databaseUrl, txs: block.txs, dir: outDir });
+        stall.push(r);
+        log(
+          `large message (${r.engine}, ${r.megabytes} MB): block ${r.ingestSeconds} s; /health p99 ` +
+            `${r.health.p99Ms} ms, max ${r.health.maxMs} ms; blocks/latest max ${r.blocksLatest.maxMs} ms; ` +
+            `RSS ${r.rssMB.before} → ${r.rssMB.peak} MB`,
+        );
+      }
+    }
   } finally {
     await cluster.stop();
   }
   env.loadAverageAfter = load();
   const minutes = Math.round(((Date.now() - started) / 60000) * 10) / 10;
-  const report = { ...env, minutes, targets: targetsSummary(runs), runs };
+  const report = { ...env, minutes, targets: targetsSummary(runs, stall), runs, stall };
 
   mkdirSync(resultsDir, { recursive: true });
   await writeFormatted(join(resultsDir, 'latest.json'), JSON.stringify(report, null, 2));
@@ -255,7 +281,7 @@ interface Check {
   met: boolean;
 }
 
-function targetsSummary(runs: ChainRun[]): Check[] {
+function targetsSummary(runs: ChainRun[], stall: StallResult[]): Check[] {
   const checks: Check[] = [];
   const large = runs.find((r) => r.label === 'large') ?? runs[runs.length - 1];
   if (!large) return checks;
@@ -311,6 +337,24 @@ function targetsSummary(runs: ChainRun[]): Check[] {
       });
     }
   }
+  for (const r of stall) {
+    const what = `${r.engine}, a ${r.megabytes} MB block applied: /health`;
+    checks.push(
+      r.engine === 'postgres'
+        ? {
+            what: `${what} p99`,
+            target: `≤ ${TARGET_STALL_HEALTH_P99_MS} ms`,
+            measured: `${r.health.p99Ms} ms`,
+            met: r.health.p99Ms <= TARGET_STALL_HEALTH_P99_MS,
+          }
+        : {
+            what: `${what} max`,
+            target: `≤ ${TARGET_STALL_PGLITE_HEALTH_MAX_MS} ms`,
+            measured: `${r.health.maxMs} ms`,
+            met: r.health.maxMs <= TARGET_STALL_PGLITE_HEALTH_MAX_MS,
+          },
+    );
+  }
   return checks;
 }
 
@@ -331,6 +375,7 @@ function renderMarkdown(report: {
   poolMax: number;
   targets: Check[];
   runs: ChainRun[];
+  stall: StallResult[];
 }): string {
   const lines: string[] = [];
   const m = report.machine;
@@ -365,6 +410,22 @@ function renderMarkdown(report: {
     for (const h of r.http) {
       lines.push(
         `| ${h.name} | ${fmt(h.reqPerSec)} | ${share(h, bare)} | ${share(h, lookup)} | ${h.latencyMs.p50} | ${h.latencyMs.p90} | ${h.latencyMs.p99} | ${fmt(h.bytesPerResponse)} | ${perRequest(h.cpuSeconds.server, h.requests)} | ${perRequest(h.cpuSeconds.postgres, h.requests)} | ${h.non2xx + h.errors} |`,
+      );
+    }
+  }
+  if (report.stall.length > 0) {
+    lines.push(
+      '',
+      '**A large observer message** (a fresh `serve`, both doors; /health and blocks/latest asked one request ' +
+        'after another, 5 ms apart, while the block is applied; bench/stall.ts):',
+      '',
+      '| engine | block | txs | block took s | /health p99 ms | /health max ms | blocks/latest max ms (answers) | RSS before → peak MB |',
+      '| ------ | ----: | --: | -----------: | -------------: | -------------: | -----------------------------: | -------------------: |',
+    );
+    for (const r of report.stall) {
+      lines.push(
+        `| ${r.engine} | ${r.megabytes} MB | ${fmt(r.txs)} | ${r.ingestSeconds} | ${r.health.p99Ms} | ${fmt(r.health.maxMs)} | ` +
+          `${fmt(r.blocksLatest.maxMs)} (${fmt(r.blocksLatest.answers)}) | ${fmt(r.rssMB.before)} → ${fmt(r.rssMB.peak)} |`,
       );
     }
   }

@@ -7,12 +7,15 @@ import {
   insertBlock,
   insertChainRows,
   insertMinerRewards,
+  encodeChainRows,
+  forgetEncodedTxIndexes,
   setBlocksCanonical,
   storeBlockTxIds,
+  type EncodedChainRows,
   txIdsOfBlocks,
   type StoredBlock,
 } from '../store/write/blocks.js';
-import { sendAll } from '../store/write/bulk.js';
+import { cutIntoStatements, sendAll } from '../store/write/bulk.js';
 import {
   addBlockContributions,
   applyRowContributions,
@@ -115,15 +118,17 @@ function microblockHashesOf(msg: NewBlock): string[] {
  * a reorg) has the index the block message gives it. A node numbers a microblock's txs from 0 in each
  * microblock, and a block's from 0 with its own txs first, so the two differ: mainnet-reorg-scenario1's
  * block 30 (streamed index 0, block index 1) answers 1 because its canonical copy is the second sibling.
- * Sets every row of the block's txs (decoded rows are reused when a message is applied again).
+ * Sets every row of the block's txs (decoded rows are reused when a message is applied again). Returns
+ * whether any row's index changed.
  */
 function placeConfirmedMicroblockTxs(
   rows: ChainRows,
   msg: NewBlock,
   accepted: ReadonlySet<string>,
   streamed: { tx_id: string; microblock_hash: string; tx_index: number }[],
-) {
-  if (!msg.transactions.some((tx) => tx.microblock_hash)) return;
+): boolean {
+  if (!msg.transactions.some((tx) => tx.microblock_hash)) return false;
+  let changed = false;
   const key = (txId: string, microblockHash: string) => `${txId}|${microblockHash}`;
   const index = new Map<string, number>();
   for (const tx of msg.transactions) {
@@ -136,9 +141,13 @@ function placeConfirmedMicroblockTxs(
     for (const row of list) {
       if (row.microblock_hash === '') continue;
       const txIndex = index.get(key(row.tx_id, row.microblock_hash));
-      if (txIndex !== undefined) row.tx_index = txIndex;
+      if (txIndex !== undefined && txIndex !== row.tx_index) {
+        row.tx_index = txIndex;
+        changed = true;
+      }
     }
   }
+  return changed;
 }
 
 /** Microblocks whose txs this block confirms, as first seen in the block (they may never have been streamed). */
@@ -183,23 +192,29 @@ function placementOf(block: BlockRow): Placement {
  * the next message while the database applies the previous one. A decoding error is kept, to be thrown
  * where `applyNewBlock` decodes (a block already known is not decoded at all, so its error never shows).
  */
-export function decodeBlock(msg: NewBlock, isMainnet: boolean): DecodedBlock {
+export function decodeBlock(msg: NewBlock, isMainnet: boolean, rowsPerStatement?: number): DecodedBlock {
   const skipped: SkippedEvents = new Map();
   try {
     checkBlockMessage(msg);
     const placement = placementOf(blockRow(msg, true, null));
-    return {
-      payload: msg,
-      rows: buildChainRows(msg.transactions, msg.events, placement, isMainnet, skipped),
-      skipped,
-    };
+    const rows = buildChainRows(msg.transactions, msg.events, placement, isMainnet, skipped);
+    const encoded = rowsPerStatement === undefined ? undefined : encodeChainRows(rows, rowsPerStatement);
+    return { payload: msg, rows, encoded, skipped };
   } catch (error) {
     return { payload: msg, error };
   }
 }
 
-/** The block's rows: decoded ahead (`decodeBlock`) when they were, else now. */
-function blockChainRows(msg: NewBlock, block: BlockRow, ctx: ApplyContext): ChainRows {
+/**
+ * The block's rows, and their statements' literals if built ahead: decoded ahead (`decodeBlock`) when they
+ * were, else now. (`ctx.readBackRows`, the test switch of the other paths, also builds every literal here,
+ * from the rows: test/ingest/block-paths.test.ts proves both give the same index.)
+ */
+function blockChainRows(
+  msg: NewBlock,
+  block: BlockRow,
+  ctx: ApplyContext,
+): { rows: ChainRows; encoded?: EncodedChainRows } {
   const decoded = ctx.decoded?.payload === msg ? ctx.decoded : decodeBlock(msg, ctx.isMainnet);
   if (!decoded.rows) throw decoded.error;
   if (decoded.skipped) logSkippedEvents(decoded.skipped, ctx.logger, { block_height: msg.block_height });
@@ -208,7 +223,7 @@ function blockChainRows(msg: NewBlock, block: BlockRow, ctx: ApplyContext): Chai
   for (const list of [rows.txs, rows.events, rows.smartContracts, rows.principalTxs]) {
     for (const row of list) row.canonical = block.canonical;
   }
-  return rows;
+  return { rows, encoded: ctx.readBackRows ? undefined : decoded.encoded };
 }
 
 /**
@@ -257,8 +272,10 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   }
 
   const block = blockRow(msg, canonical, ctx.contentHash);
-  const rows = blockChainRows(msg, block, ctx);
-  placeConfirmedMicroblockTxs(rows, msg, canonical ? new Set(accepted) : new Set(), streamed);
+  const { rows, encoded } = blockChainRows(msg, block, ctx);
+  if (placeConfirmedMicroblockTxs(rows, msg, canonical ? new Set(accepted) : new Set(), streamed)) {
+    forgetEncodedTxIndexes(encoded);
+  }
   // The rows of a block canonical on arrival are numbered in the principal index as they are inserted;
   // rows adopted from the genesis block join them first, so then the numbering runs afterwards.
   // (`ctx.readBackRows`: the test switch that takes the read-back paths, to prove them equal)
@@ -274,20 +291,25 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   const rowInserts = [
     insertBlock(sql, block),
     insertMicroblocks(sql, microblockRows),
-    insertChainRows(sql, rows, { ordinals: ordinalsOnInsert, fresh }),
+    insertChainRows(sql, rows, { ordinals: ordinalsOnInsert, fresh, encoded }),
     insertMinerRewards(sql, rewardRows),
   ];
   let inserts = rowInserts;
-  if (!fresh) {
-    // a large block's rows go in several statements: the list is read back once all are stored
+  // A large block's rows go in several statements: the tx-id list is read back, and the same-nonce
+  // settling (`resolveSameNonce`, `pruneMinedTxs`) reads the block's txs, once all are stored.
+  if (!fresh || cutIntoStatements(sql, rows.txs.length)) {
     await sendAll(rowInserts);
-    await storeBlockTxIds(sql, block.index_block_hash);
     inserts = [];
+  }
+  if (!fresh) {
+    await storeBlockTxIds(sql, block.index_block_hash);
   }
   if (!canonical) {
     // the original settles the same-nonce pairs of every block's txs, canonical or not (a pair's winner
     // is then the canonical chain's tx, else the best fee)
-    await sendAll([...inserts, resolveSameNonce(sql, rows.txs)]);
+    const last = sendAll([...inserts, resolveSameNonce(sql, rows.txs)]);
+    ctx.writesSent?.();
+    await last;
     return true;
   }
 
@@ -307,7 +329,7 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     await sendAll(afterContributions(sql, msg, block, ctx, await minedTxKeys(sql, [block.index_block_hash])));
     return true;
   }
-  await sendAll([
+  const last = sendAll([
     ...inserts,
     ...(accepted.length > 0
       ? [markMicroblocksConfirmed(sql, accepted, msg), dropStagedRows(sql, accepted)]
@@ -318,6 +340,8 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     // `rows.txs` are the block's txs (a tx the payload repeats twice prunes the same rows twice)
     ...afterContributions(sql, msg, block, ctx, rows.txs),
   ]);
+  ctx.writesSent?.();
+  await last;
   return true;
 }
 

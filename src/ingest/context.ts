@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChainRows } from '../store/schema/rows.js';
+import type { EncodedChainRows } from '../store/write/blocks.js';
 import type { SkippedEvents } from './chain-rows.js';
 
 /**
@@ -9,6 +10,8 @@ import type { SkippedEvents } from './chain-rows.js';
 export interface DecodedBlock {
   payload: unknown;
   rows?: ChainRows;
+  /** the statements' literals of `rows`, built ahead too (`encodeChainRows`) */
+  encoded?: EncodedChainRows;
   /** event types the index does not keep, counted while decoding (logged when the block is applied) */
   skipped?: SkippedEvents;
   error?: unknown;
@@ -30,4 +33,10 @@ export interface ApplyContext {
    * from the rows in hand. Both must give the same index; the test proves it on generated chains.
    */
   readBackRows?: boolean;
+  /**
+   * Called (at most once) when the message's last statements are sent and only their answers and the
+   * commit remain: the caller may use the CPU then (a replay prepares the next message) while the database
+   * works. A handler that never calls it is done when its transaction is.
+   */
+  writesSent?: () => void;
 }

@@ -175,17 +175,25 @@ export class Ingestor {
     }
     if (path === '/new_microblocks') checkMicroblocksMessage(payload as NewMicroblocks);
     const contentHash = createHash('sha256').update(path).update('\n').update(body).digest('hex');
-    // the CPU-heavy part of a block (decoding its transactions into rows) needs no database either
+    // the CPU-heavy part of a block (decoding its transactions into rows, and their statements' literals)
+    // needs no database either
     const decoded =
-      path === '/new_block' ? decodeBlock(payload as NewBlock, this.options.isMainnet) : undefined;
+      path === '/new_block'
+        ? decodeBlock(payload as NewBlock, this.options.isMainnet, this.store.rowsPerStatement)
+        : undefined;
     return { path, body, payload, contentHash, receivedAt, decoded };
   }
 
-  /** Applies a prepared message after those already queued. */
-  applyPrepared(message: PreparedMessage): Promise<ApplyOutcome> {
+  /**
+   * Applies a prepared message after those already queued. `writesSent`: see `ApplyContext.writesSent`
+   * (a block calls it once its writes are sent; any other message when its transaction ends).
+   */
+  applyPrepared(message: PreparedMessage, writesSent?: () => void): Promise<ApplyOutcome> {
     const onMessage = this.options.onMessage;
     const run = this.queue.then(
-      onMessage ? () => this.applyTimed(message, onMessage) : () => this.applyNow(message),
+      onMessage
+        ? () => this.applyTimed(message, onMessage, writesSent)
+        : () => this.applyNow(message, writesSent),
     );
     this.queue = run.catch(() => {});
     return run;
@@ -194,10 +202,11 @@ export class Ingestor {
   private async applyTimed(
     message: PreparedMessage,
     onMessage: NonNullable<IngestorOptions['onMessage']>,
+    writesSent?: () => void,
   ): Promise<ApplyOutcome> {
     const started = performance.now();
     try {
-      const outcome = await this.applyNow(message);
+      const outcome = await this.applyNow(message, writesSent);
       onMessage(message.path, outcome, (performance.now() - started) / 1000);
       return outcome;
     } catch (err) {
@@ -207,7 +216,7 @@ export class Ingestor {
     }
   }
 
-  private async applyNow(message: PreparedMessage): Promise<ApplyOutcome> {
+  private async applyNow(message: PreparedMessage, writesSent?: () => void): Promise<ApplyOutcome> {
     const { path, body, payload, receivedAt } = message;
     const ctx: ApplyContext = {
       receivedAt: Math.floor(receivedAt.getTime() / 1000),
@@ -216,6 +225,7 @@ export class Ingestor {
       decoded: message.decoded,
       contentHash: message.contentHash,
       readBackRows: this.options.readBackRows,
+      writesSent,
     };
     const started = performance.now();
     const outcome = await this.applyInTransaction(message, ctx);

@@ -29,7 +29,8 @@ export interface ReplayOptions {
 /**
  * Replays a recorded event stream through the same ingestor the live observer uses, in file order. Stops
  * at the first message that fails, naming its line id. While the database applies one message, the next
- * is read and prepared (parsed, validated, hashed); it is applied only once the previous one succeeded.
+ * is read and prepared (parsed, validated, hashed, a block's rows decoded); it is applied only once the
+ * previous one succeeded.
  */
 export async function replayFile(
   ingestor: Ingestor,
@@ -40,9 +41,19 @@ export async function replayFile(
   const started = performance.now();
   const stats: ReplayStats = { messages: 0, duplicates: 0, skipped: 0, blocks: 0, seconds: 0 };
   let inFlight: Promise<void> | undefined;
+  let writesSent: Promise<unknown> | undefined;
   for await (const message of readTsv(file)) {
     const failed = (err: unknown) =>
       new Error(`message ${message.id} (${message.path}) failed: ${(err as Error).message}`, { cause: err });
+    // The next message is prepared once the current one's writes are on their way (or it is done), not
+    // before: the database then works on them while this thread decodes. Prepared earlier, the decoding
+    // ran before the current message's BEGIN was even sent (postgres.js writes statements under 1 KB on
+    // the next turn of the event loop), so the two sides took turns instead of overlapping.
+    if (writesSent) {
+      await writesSent;
+      // let postgres.js write the last (small) statements before this thread is busy
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     let prepared: PreparedMessage | undefined;
     let invalid: unknown;
     try {
@@ -52,7 +63,9 @@ export async function replayFile(
     }
     await inFlight;
     if (!prepared) throw failed(invalid);
-    inFlight = ingestor.applyPrepared(prepared).then(
+    let sent!: () => void;
+    const sentSignal = new Promise<void>((resolve) => (sent = resolve));
+    inFlight = ingestor.applyPrepared(prepared, sent).then(
       (outcome) => {
         stats.messages++;
         if (outcome === 'duplicate') stats.duplicates++;
@@ -67,6 +80,7 @@ export async function replayFile(
     );
     // awaited with the next message (or after the loop); until then a failure must not count as unhandled
     inFlight.catch(() => {});
+    writesSent = Promise.race([sentSignal, inFlight.catch(() => {})]);
   }
   await inFlight;
   // the tables' statistics, if an ANALYZE was due, are fresh for whatever reads the index next

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database, Sql, TransactionSql } from './db.js';
-import { transactionOpened, transactionSettled } from './write/bulk.js';
+import { statementSize, transactionOpened, transactionSettled } from './write/bulk.js';
 
 export interface StoreOptions {
   /**
@@ -24,6 +24,11 @@ export class Store {
 
   get engine() {
     return this.db.engine;
+  }
+
+  /** How many rows one bulk insert statement of this store's transactions carries (`StoreOptions`). */
+  get rowsPerStatement(): number {
+    return statementSize(this.options.rowsPerStatement);
   }
 
   get sql(): Sql {

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { openDatabase, type Database, type DatabaseOptions, type Engine } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { Store } from '../../src/store/store.js';
+import { Store, type StoreOptions } from '../../src/store/store.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
 
 // Test databases. The PostgreSQL cluster is started once by test/run.ts and shared through TEST_PG_URL; a test
@@ -66,10 +66,10 @@ export async function createTestDatabaseUrl(): Promise<string> {
 }
 
 /** A migrated, empty store on the given engine. */
-export async function openTestStore(engine: Engine): Promise<Store> {
+export async function openTestStore(engine: Engine, options?: StoreOptions): Promise<Store> {
   const db = await openTestDatabase(engine);
   await migrate(db.sql);
-  return new Store(db);
+  return new Store(db, options);
 }
 
 /** Stops the cluster this process started itself, if any (call once, at the end of a test file). */

@@ -1,8 +1,18 @@
 import type { TransactionSql } from '../db.js';
-import { bulkInsert, columnArrays, inStatementsOfBoundedSize, PREPARED } from './bulk.js';
+import {
+  bulkInsert,
+  columnArrays,
+  encodedLiterals,
+  encodeStatements,
+  forgetColumn,
+  inStatementsOfBoundedSize,
+  PREPARED,
+  type EncodedStatements,
+} from './bulk.js';
 import {
   blockColumns,
   columnSpec,
+  type ColumnSpec,
   eventColumns,
   minerRewardColumns,
   principalTxColumns,
@@ -73,17 +83,60 @@ export function insertMinerRewards(sql: TransactionSql, rows: MinerRewardRow[]):
 export function insertChainRows(
   sql: TransactionSql,
   rows: ChainRows,
-  options: { ordinals?: boolean; fresh?: boolean } = {},
+  options: { ordinals?: boolean; fresh?: boolean; encoded?: EncodedChainRows } = {},
 ): Promise<unknown> {
   const onConflict = options.fresh ? '' : 'ON CONFLICT DO NOTHING';
+  const encoded = options.encoded;
   return Promise.all([
-    bulkInsert(sql, 'txs', txSpec, rows.txs, onConflict),
-    bulkInsert(sql, 'events', eventSpec, rows.events, onConflict),
+    bulkInsert(sql, 'txs', txSpec, rows.txs, onConflict, encoded?.txs),
+    bulkInsert(sql, 'events', eventSpec, rows.events, onConflict, encoded?.events),
     bulkInsert(sql, 'smart_contracts', smartContractSpec, rows.smartContracts, 'ON CONFLICT DO NOTHING'),
     options.ordinals
-      ? insertPrincipalTxsWithOrdinals(sql, rows.principalTxs, options.fresh ?? false)
+      ? insertPrincipalTxsWithOrdinals(
+          sql,
+          rows.principalTxs,
+          options.fresh ?? false,
+          encoded?.principalTxsInChainOrder,
+        )
       : bulkInsert(sql, 'principal_txs', principalTxSpec, rows.principalTxs, onConflict),
   ]);
+}
+
+/**
+ * The literals of `insertChainRows`'s statements for a block's txs, events and (in chain order, as numbered
+ * on insert) principal index rows, built before the transaction (store/write/bulk.ts `EncodedStatements`).
+ * All columns but `canonical`, which the chain tip decides inside the transaction (a one-letter element per
+ * row, built when sent).
+ */
+export interface EncodedChainRows {
+  txs: EncodedStatements;
+  events: EncodedStatements;
+  principalTxsInChainOrder?: EncodedStatements;
+}
+
+export function encodeChainRows(rows: ChainRows, rowsPerStatement: number): EncodedChainRows {
+  const ahead = <Row>(spec: ColumnSpec<Row>) => spec.filter(([name]) => name !== 'canonical');
+  return {
+    txs: encodeStatements(ahead(txSpec), rows.txs, rowsPerStatement),
+    events: encodeStatements(ahead(eventSpec), rows.events, rowsPerStatement),
+    principalTxsInChainOrder: encodeStatements(
+      ahead(principalTxSpec),
+      inChainOrder(rows.principalTxs),
+      rowsPerStatement,
+    ),
+  };
+}
+
+/**
+ * The rows' tx indexes changed after `encodeChainRows` (a confirmed microblock tx placed as streamed): that
+ * column's literals are built again from the rows when sent, and the principal rows' (whose chain order
+ * may have changed) all of them.
+ */
+export function forgetEncodedTxIndexes(encoded: EncodedChainRows | undefined): void {
+  if (!encoded) return;
+  forgetColumn(encoded.txs, 'tx_index');
+  forgetColumn(encoded.events, 'tx_index');
+  encoded.principalTxsInChainOrder = undefined;
 }
 
 /** Whether the txs' keys (tx id, microblock) are distinct, so a new block's rows cannot collide. */
@@ -93,23 +146,29 @@ export function distinctTxKeys(txs: readonly TxRow[]): boolean {
   return keys.size === txs.length;
 }
 
-function insertPrincipalTxsWithOrdinals(
-  sql: TransactionSql,
-  rows: PrincipalTxRow[],
-  fresh: boolean,
-): Promise<unknown> {
-  // Ranked in chain order (height, microblock sequence, tx index) as `assignOrdinals` does; the join reads
-  // the counts as they were before this statement. Fresh rows are all inserted, so the counts are raised by
-  // the input rows, else by those the insert returns. Cut into statements in that same order, each
-  // statement numbers its rows after the counts the previous ones raised: the same ordinals as one
-  // statement would give.
-  const ordered = [...rows].sort(
+/** Principal index rows in chain order (height, microblock sequence, tx index), as `assignOrdinals` ranks them. */
+function inChainOrder(rows: readonly PrincipalTxRow[]): PrincipalTxRow[] {
+  return [...rows].sort(
     (a, b) =>
       a.block_height - b.block_height ||
       a.microblock_sequence - b.microblock_sequence ||
       a.tx_index - b.tx_index,
   );
-  return inStatementsOfBoundedSize(sql, ordered, (chunk) =>
+}
+
+function insertPrincipalTxsWithOrdinals(
+  sql: TransactionSql,
+  rows: PrincipalTxRow[],
+  fresh: boolean,
+  encoded: EncodedStatements | undefined,
+): Promise<unknown> {
+  // Ranked in chain order as `assignOrdinals` does; the join reads the counts as they were before this
+  // statement. Fresh rows are all inserted, so the counts are raised by the input rows, else by those the
+  // insert returns. Cut into statements in that same order, each statement numbers its rows after the
+  // counts the previous ones raised: the same ordinals as one statement would give. (The sort is stable:
+  // the same rows give the order `encoded` was built in.)
+  const ordered = inChainOrder(rows);
+  return inStatementsOfBoundedSize(sql, ordered, (chunk, statement) =>
     sql
       .unsafe(
         `WITH u AS (
@@ -131,7 +190,7 @@ function insertPrincipalTxsWithOrdinals(
       INSERT INTO principal_stats AS s (principal, tx_count)
       SELECT principal, count(*) FROM ${fresh ? 'u' : 'inserted'} GROUP BY principal
       ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count`,
-        columnArrays(sql, principalTxSpec, chunk),
+        columnArrays(sql, principalTxSpec, chunk, encodedLiterals(sql, encoded, statement)),
         PREPARED,
       )
       .execute(),
