@@ -6,6 +6,7 @@ import { resolveScope, type ScopeRequest } from '../../store/read/account-scope.
 import {
   listAccountTxs,
   listAccountTxsAtHeight,
+  batchedAccountTxReads,
   readAccountTx,
   readAccountTxParts,
   type AccountTxKey,
@@ -77,6 +78,8 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   // small and many (one per tx of the principal), so its reads are made cheap instead.
   const keptBalances = keptByEtag(chainTag(store, { withMempool: true }));
   const keptListings = keptByEtag(chainTag(store, { withMempool: false }));
+  // a single tx with transfers: the first statements of requests that arrive together are one statement
+  const readAccountTxRows = batchedAccountTxReads(() => store.sql);
   app.get(
     '/extended/v1/address/:principal/balances',
     {
@@ -201,10 +204,16 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       // the tx's kept rendering when an earlier request rendered it (see cache/rendered-txs.ts)
       const cache = minedTxJsonCache(store);
       let kept: RenderedTx | undefined;
-      const part = await readAccountTx(store.sql, principal, txId, (key) => {
-        kept = cache.get(key);
-        return kept !== undefined;
-      });
+      const part = await readAccountTx(
+        store.sql,
+        principal,
+        txId,
+        (key) => {
+          kept = cache.get(key);
+          return kept !== undefined;
+        },
+        readAccountTxRows,
+      );
       if (!part) throw new NotFoundError('No matching transaction found');
       const serialize: SerializeWith = (schema, value) => serializeWith(reply, schema, value);
       let rendered = kept;

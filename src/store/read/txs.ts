@@ -1,6 +1,7 @@
 import type { Sql } from '../db.js';
 import { MempoolStatus } from '../schema/codes.js';
 import { statement } from '../statement.js';
+import { batchedReads } from './batched.js';
 import type { MempoolTxRow, TxRow } from '../schema/rows.js';
 import { decodedTxColumns, txColumns } from '../schema/tables.js';
 import { canonicalRow, unconfirmedRow, visibleRow, type Visibility } from '../visibility.js';
@@ -219,64 +220,34 @@ export type MinedTxReader = (
 ) => Promise<MinedTxRecord | undefined>;
 
 /**
- * `findMinedTx` for reads that arrive together: the ids asked for within one turn of the event loop (the
- * requests parsed from the sockets in one poll) with the same event page and `unanchored` are read by one
- * statement, `findMinedTxs`'s (the same columns, visibility rule and event page; no height cap), instead
- * of one statement each; a read alone in its turn runs `findMinedTx`'s own statement. The rows are the same
- * (test/api/batched-tx-reads.test.ts compares both for every tx of recorded chains). Why: a cold tx by id
- * is one statement per request, and a statement's fixed costs (protocol messages on both sides, executor
- * start-up) are a large part of it. Measured on the 1M-tx chain, 32 reads in flight, per tx read (client CPU
- * / PostgreSQL backend CPU): one statement each 42–68 / 60–65 µs, in statements of 8 ids 29–31 / 42 µs
- * (bench/RESULTS.md, "Cold tx reads on the 1M chain"). The wait costs no latency: the statement is sent
- * once the current turn's callbacks have run (`setImmediate`), where it would have waited for them anyway.
+ * `findMinedTx` for reads that arrive together (store/read/batched.ts): the ids asked for within one turn with
+ * the same event page and `unanchored` are read by one statement, `findMinedTxs`'s (the same columns,
+ * visibility rule and event page; no height cap), instead of one statement each; a read alone in its turn runs
+ * `findMinedTx`'s own statement. The rows are the same (test/api/batched-tx-reads.test.ts compares both for
+ * every tx of recorded chains). Measured on the 1M-tx chain, 32 reads in flight, per tx read (client CPU /
+ * PostgreSQL backend CPU): one statement each 42–68 / 60–65 µs, in statements of 8 ids 29–31 / 42 µs
+ * (bench/RESULTS.md, "Cold tx reads on the 1M chain").
  */
 export function batchedMinedTxReads(sqlOf: () => Sql): MinedTxReader {
-  interface Waiting {
+  interface Ask {
     txId: string;
-    resolve(row: MinedTxRecord | undefined): void;
-    reject(err: unknown): void;
-  }
-  interface Batch {
     visibility: Visibility;
     page: EventPage;
-    waiting: Waiting[];
   }
-  /** reads waiting for the end of the turn, by what their statement shares: `unanchored` and the event bounds */
-  const batches = new Map<string, Batch>();
-
-  async function read({ visibility, page, waiting }: Batch) {
-    const sql = sqlOf();
-    if (waiting.length === 1) {
-      waiting[0].resolve(await findMinedTx(sql, waiting[0].txId, visibility, page));
-      return;
-    }
-    const byId = new Map<string, MinedTxRecord>();
-    const ids = [...new Set(waiting.map((w) => w.txId))];
-    for (const row of await findMinedTxs(sql, ids, { unanchored: visibility.unanchored }, page)) {
-      if (!byId.has(row.tx_id)) byId.set(row.tx_id, row);
-    }
-    for (const w of waiting) w.resolve(byId.get(w.txId));
-  }
-
-  function flush(key: string) {
-    const batch = batches.get(key)!;
-    batches.delete(key);
-    read(batch).catch((err: unknown) => {
-      for (const w of batch.waiting) w.reject(err);
-    });
-  }
-
-  return (txId, visibility, page) =>
-    new Promise((resolve, reject) => {
-      const key = `${visibility.unanchored}:${eventBounds(page).join(':')}`;
-      let batch = batches.get(key);
-      if (!batch) {
-        batch = { visibility, page, waiting: [] };
-        batches.set(key, batch);
-        setImmediate(flush, key);
+  const read = batchedReads<Ask, MinedTxRecord | undefined>(
+    ({ visibility, page }) => `${visibility.unanchored}:${eventBounds(page).join(':')}`,
+    ({ txId, visibility, page }) => findMinedTx(sqlOf(), txId, visibility, page),
+    async (asks) => {
+      const { visibility, page } = asks[0];
+      const byId = new Map<string, MinedTxRecord>();
+      const ids = [...new Set(asks.map((a) => a.txId))];
+      for (const row of await findMinedTxs(sqlOf(), ids, { unanchored: visibility.unanchored }, page)) {
+        if (!byId.has(row.tx_id)) byId.set(row.tx_id, row);
       }
-      batch.waiting.push({ txId, resolve, reject });
-    });
+      return asks.map((a) => byId.get(a.txId));
+    },
+  );
+  return (txId, visibility, page) => read({ txId, visibility, page });
 }
 
 /** The key and status of the visible mined row of a tx id (`findMinedTx`'s row), without reading it. */

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import type { Sql } from '../../src/store/db.js';
+import { EventKind } from '../../src/store/schema/codes.js';
+import { accountTxRows, batchedAccountTxReads } from '../../src/store/read/account-txs.js';
+import { get, startTestApi } from '../support/api.js';
+import { openTestDatabase, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+
+// `GET /extended/v1/address/:principal/:tx_id/with_transfers` reads the first statement of requests that
+// arrive together with one statement (`batchedAccountTxReads`, store/read/account-txs.ts), a fast path beside
+// `accountTxRows`: this proves both give the same rows, in the same order, for every (principal, tx) pair of
+// recorded chains (orphaned rows, microblock-streamed txs, FT and NFT transfers, txs of many events), for pairs
+// that do not exist, and that the route's answers are the same bytes whether its requests arrive one at a time
+// or all together.
+
+after(stopOwnCluster);
+
+// [fixture, how many of its canonical (principal, tx) pairs have several transfers (read from the tx's own
+// events)]: the reorg chain has orphaned and microblock rows, the generated one FT and NFT transfers, mocknet
+// pairs of two transfers, whose order the comparison then checks
+const FIXTURES = [
+  ['mainnet-reorg-scenario1', 0],
+  ['generated/gen-small', 0],
+  ['mocknet', 3],
+] as const;
+
+const UNKNOWN_TX = '0x' + 'ab'.repeat(32);
+const UNKNOWN_PRINCIPAL = 'SP000000000000000000002Q6VF78.no-such-contract';
+
+interface Pair {
+  principal: string;
+  txId: string;
+}
+
+/** Every (principal, tx) pair of the principal index (at most `limit`), and pairs that match nothing. */
+async function pairsOf(sql: Sql, limit: number): Promise<Pair[]> {
+  const rows = await sql<{ principal: string; tx_id: string }[]>`
+    SELECT DISTINCT principal, tx_id FROM principal_txs ORDER BY principal, tx_id LIMIT ${limit}`;
+  // and the pairs of several transfers (the order of a pair's rows)
+  const several = await sql<{ principal: string; tx_id: string }[]>`
+    SELECT p.principal, p.tx_id FROM principal_txs p
+    JOIN events e ON e.tx_id = p.tx_id AND e.index_block_hash = p.index_block_hash
+      AND e.microblock_hash = p.microblock_hash AND (e.sender = p.principal OR e.recipient = p.principal)
+      AND e.kind IN (${EventKind.stxAsset}, ${EventKind.ftAsset}, ${EventKind.nftAsset})
+    WHERE p.canonical AND p.microblock_canonical
+    GROUP BY p.principal, p.tx_id, p.index_block_hash, p.microblock_hash HAVING count(*) > 1
+    ORDER BY p.principal, p.tx_id LIMIT ${limit}`;
+  const pairs = [...new Map([...rows, ...several].map((r) => [`${r.principal}|${r.tx_id}`, r])).values()].map(
+    (r) => ({ principal: r.principal, txId: r.tx_id }),
+  );
+  const [first] = pairs;
+  const otherTx = rows.find((r) => r.principal !== first.principal)!.tx_id;
+  return [
+    ...pairs,
+    { principal: first.principal, txId: UNKNOWN_TX },
+    { principal: UNKNOWN_PRINCIPAL, txId: first.txId },
+    // a tx of the chain the principal may take no part in
+    { principal: first.principal, txId: otherTx },
+  ];
+}
+
+for (const engine of testEngines(import.meta.url)) {
+  for (const [fixture, severalTransfers] of FIXTURES) {
+    describe(`account tx reads batched per turn (${fixture}, ${engine})`, () => {
+      test('give the rows accountTxRows gives, for every (principal, tx) pair, in one statement per batch', async () => {
+        const api = await startTestApi({ engine, fixture });
+        try {
+          const { store } = api;
+          const pairs = await pairsOf(store.sql, 1500);
+          assert.ok(pairs.length >= 50, `${fixture} has principal index rows (${pairs.length})`);
+          let batches = 0;
+          const read = batchedAccountTxReads(() => {
+            batches += 1;
+            return store.sql;
+          });
+          // every pair asked twice in one turn: one batch, one statement
+          const asked = [...pairs, ...pairs];
+          const together = await Promise.all(asked.map((p) => read(p.principal, p.txId)));
+          assert.equal(batches, 1, 'one statement for the batch');
+          let found = 0;
+          let notFound = 0;
+          let transfers = 0;
+          let multiTransfer = 0;
+          for (const [i, { principal, txId }] of asked.entries()) {
+            const alone = [...(await accountTxRows(store.sql, principal, txId))];
+            assert.deepEqual(together[i], alone, `${principal} in ${txId}`);
+            if (alone.length === 0) notFound += 1;
+            else found += 1;
+            const withTransfer = alone.filter((r) => r.event_index !== null).length;
+            transfers += withTransfer;
+            if (withTransfer > 1) multiTransfer += 1;
+          }
+          // the comparison covered found pairs, pairs with several transfers (their order), and pairs found nowhere
+          assert.ok(found > pairs.length, `pairs found (${found})`);
+          assert.ok(notFound >= 4, `pairs not found (${notFound})`);
+          assert.ok(transfers > 10, `transfers compared (${transfers})`);
+          assert.equal(
+            multiTransfer,
+            severalTransfers * 2,
+            'pairs with several transfers (each asked twice)',
+          );
+          // a read alone in its turn
+          batches = 0;
+          const [first] = pairs;
+          assert.deepEqual(
+            [...(await read(first.principal, first.txId))],
+            [...(await accountTxRows(store.sql, first.principal, first.txId))],
+          );
+          assert.equal(batches, 1);
+        } finally {
+          await api.close();
+        }
+      });
+
+      test('the route answers the same bytes to requests arriving together as to requests one at a time', async () => {
+        const api = await startTestApi({ engine, fixture });
+        try {
+          const { app, store } = api;
+          const pairs = await pairsOf(store.sql, 300);
+          const urls = pairs.map(
+            ({ principal, txId }) => `/extended/v1/address/${principal}/${txId}/with_transfers`,
+          );
+          const together = await Promise.all(urls.map((url) => get(app, url)));
+          // the same chain in a database of its own, so that nothing read or rendered above is kept for it
+          const fresh = await startTestApi({ engine, fixture });
+          try {
+            let ok = 0;
+            let missing = 0;
+            let expectedFound = 0;
+            for (const { principal, txId } of pairs) {
+              if ((await accountTxRows(fresh.store.sql, principal, txId)).length > 0) expectedFound += 1;
+            }
+            for (const [i, url] of urls.entries()) {
+              const alone = await get(fresh.app, url);
+              assert.equal(together[i].statusCode, alone.statusCode, url);
+              assert.equal(together[i].body, alone.body, url);
+              assert.equal(together[i].headers.etag, alone.headers.etag, url);
+              if (alone.statusCode === 200) ok += 1;
+              if (alone.statusCode === 404) missing += 1;
+            }
+            assert.equal(ok, expectedFound, 'answers found: the pairs the principal takes part in');
+            assert.ok(ok >= pairs.length / 2, `answers found (${ok} of ${pairs.length})`);
+            assert.ok(missing >= 2, `answers not found (${missing})`);
+          } finally {
+            await fresh.close();
+          }
+        } finally {
+          await api.close();
+        }
+      });
+    });
+  }
+
+  test(`a failed batch statement fails every read of the batch (${engine})`, async () => {
+    const db = await openTestDatabase(engine);
+    await db.close();
+    const read = batchedAccountTxReads(() => db.sql as Sql);
+    const results = await Promise.allSettled([
+      read(UNKNOWN_PRINCIPAL, UNKNOWN_TX),
+      read(UNKNOWN_PRINCIPAL, '0x' + '00'.repeat(32)),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
+  });
+}
