@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import type { AccessCounters } from './api/plugins/access-counters.js';
 import { countMempool, getIngestStatus, ingestLagBlocks } from './store/read/status.js';
 import type { Store } from './store/store.js';
 
@@ -9,6 +8,21 @@ import type { Store } from './store/store.js';
 // own histogram costs about 1.3 µs per observation (label hashing and validation), the arrays about 20 ns;
 // the text format is built from them when Prometheus scrapes. Chain gauges are read from the database at
 // scrape time, never on a request.
+
+/**
+ * Counters of the access-control layer, for the metrics endpoint to publish. One process-wide instance
+ * (`accessCounters`) is used unless a server is given its own (tests do, to count in isolation).
+ */
+export class AccessCounters {
+  /** Requests served without a rate-limit decision because the counter store (Redis) failed: fail open. */
+  rateLimitStoreErrors = 0;
+  /** Requests refused by the access-control layer, by status: 401 no key, 403 bad key, 429 over the limit. */
+  readonly rejected = { 401: 0, 403: 0, 429: 0 };
+  /** Requests admitted, by client class. */
+  readonly admitted = { anonymous: 0, keyed: 0 };
+}
+
+export const accessCounters = new AccessCounters();
 
 const PREFIX = 'stacks_api_';
 

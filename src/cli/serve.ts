@@ -2,7 +2,7 @@ import { MessageChannel } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { accessControlFromConfig } from '../api/plugins/access-control.js';
-import { accessCounters } from '../api/plugins/access-counters.js';
+import { accessCounters } from '../metrics.js';
 import { buildApiServer } from '../api/server.js';
 import { ConfigError, replicaUrls, type Config } from '../config.js';
 import { IngestThread } from '../ingest/ingest-thread.js';

@@ -6,7 +6,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { AccessCounters } from '../../src/api/plugins/access-counters.js';
+import { AccessCounters } from '../../src/metrics.js';
 import {
   EXEMPT_ROUTE_PATHS,
   accessControlFromConfig,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { AccessCounters } from '../../src/api/plugins/access-counters.js';
+import { AccessCounters } from '../../src/metrics.js';
 import { Ingestor, type IngestorOptions } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import { ServiceMetrics, startMetricsServer } from '../../src/metrics.js';

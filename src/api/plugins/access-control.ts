@@ -4,7 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify
 import { Redis } from 'ioredis';
 import { ConfigError, type Config } from '../../config.js';
 import type { Store } from '../../store/store.js';
-import { accessCounters, type AccessCounters } from './access-counters.js';
+import { accessCounters, type AccessCounters } from '../../metrics.js';
 import { ApiKeyVerifier, type ApiKeyIdentity } from './api-keys.js';
 import { memoryRateStore } from './memory-rate-store.js';
 

@@ -40,7 +40,7 @@ import {
   type SerializeWith,
 } from '../render/addresses.js';
 import { minedTxJsonCache } from '../cache/rendered-txs.js';
-import type { RouteOptions } from './index.js';
+import type { RouteOptions } from './route-options.js';
 import { sendJson, serializeWith } from './json-reply.js';
 
 // GET /extended/v1/address/{principal}/balances, /transactions_with_transfers and /{tx_id}/with_transfers

@@ -9,7 +9,7 @@ import { blockV1Json, blockV2 } from '../render/blocks.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
 import { errorResponses } from '../schemas/common.js';
 import { BurnBlockHeightParam, HeightOrHashParam, MAX_INT, checkHeightOrHash } from '../schemas/params.js';
-import type { RouteOptions } from './index.js';
+import type { RouteOptions } from './route-options.js';
 import { sendJson, serializeWith } from './json-reply.js';
 
 /** A valid `height_or_hash` → the block to read; null for a height the index cannot hold. */

@@ -7,7 +7,7 @@ import { errorResponses } from '../schemas/common.js';
 import { contractStatuses } from '../render/contracts.js';
 import { ContractStatusQuery, ContractStatusResponse } from '../schemas/contracts.js';
 import { MAX_CONTRACT_IDS } from '../schemas/params.js';
-import type { RouteOptions } from './index.js';
+import type { RouteOptions } from './route-options.js';
 
 /** The distinct requested ids, in request order (their schema checked them). */
 function requestedIds(query: ContractStatusQuery): string[] {

@@ -1,15 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { Store } from '../../store/store.js';
 import { addressRoutes } from './addresses.js';
 import { blockRoutes } from './blocks.js';
 import { contractRoutes } from './contracts.js';
 import { mempoolRoutes } from './mempool.js';
+import type { RouteOptions } from './route-options.js';
 import { transactionRoutes } from './transactions.js';
-
-/** What every route plugin receives. */
-export interface RouteOptions {
-  store: Store;
-}
 
 /** The read API: one plugin per resource. */
 export async function registerRoutes(app: FastifyInstance, options: RouteOptions) {

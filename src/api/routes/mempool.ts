@@ -6,7 +6,7 @@ import { keptByEtag } from '../cache/kept-answers.js';
 import { errorResponses } from '../schemas/common.js';
 import { mempoolFees, mempoolStats } from '../render/mempool.js';
 import { MempoolFees, MempoolStats } from '../schemas/mempool.js';
-import type { RouteOptions } from './index.js';
+import type { RouteOptions } from './route-options.js';
 
 export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
   // One cache for both routes: they read the same aggregates, computed once per mempool state.

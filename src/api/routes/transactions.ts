@@ -26,7 +26,7 @@ import {
 import { MempoolTransaction, Transaction, TxNotFound } from '../schemas/transactions.js';
 import { txByIdJsonCache } from '../cache/rendered-txs.js';
 import { mempoolTransaction, minedTransaction, type RenderOptions } from '../render/txs.js';
-import type { RouteOptions } from './index.js';
+import type { RouteOptions } from './route-options.js';
 import { sendJson, serializeWith } from './json-reply.js';
 
 interface TxQueryValues {
