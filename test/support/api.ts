@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApiServer, type ApiServerOptions } from '../../src/api/server.js';
@@ -95,4 +96,37 @@ export async function get(app: FastifyInstance, url: string, headers: Record<str
 export async function getJson(app: FastifyInstance, url: string, headers: Record<string, string> = {}) {
   const res = await get(app, url, headers);
   return { status: res.statusCode, headers: res.headers, body: res.body.length ? res.json() : null };
+}
+
+/**
+ * For routes that batch the reads of requests arriving together (store/read/batched.ts): asks the URLs that
+ * `urlsOf` chooses (from the chain in the store) all at once of an API on `fixture`, then one at a time of a
+ * second API on the same chain in a database of its own (so nothing read or rendered by the first is kept for
+ * it), and asserts each pair of answers equal: status, body and ETag. Returns the statuses, in the URLs' order.
+ */
+export async function sameAnswersTogetherAndAlone(
+  options: { engine: Engine; fixture: string },
+  urlsOf: (store: Store) => Promise<string[]>,
+): Promise<number[]> {
+  const batched = await startTestApi(options);
+  try {
+    const urls = await urlsOf(batched.store);
+    const together = await Promise.all(urls.map((url) => get(batched.app, url)));
+    const fresh = await startTestApi(options);
+    try {
+      const statuses: number[] = [];
+      for (const [i, url] of urls.entries()) {
+        const alone = await get(fresh.app, url);
+        assert.equal(together[i].statusCode, alone.statusCode, url);
+        assert.equal(together[i].body, alone.body, url);
+        assert.equal(together[i].headers.etag, alone.headers.etag, url);
+        statuses.push(alone.statusCode);
+      }
+      return statuses;
+    } finally {
+      await fresh.close();
+    }
+  } finally {
+    await batched.close();
+  }
 }
