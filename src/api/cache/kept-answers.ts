@@ -242,7 +242,7 @@ export function keptWithOwnTags(
   stateOf: (request: FastifyRequest) => Promise<KeptAnswerState | null>,
   options: KeptAnswersOptions = {},
 ): { preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler } {
-  const answers = new KeptAnswers({ maxBytes: options.maxBytes, keepOnSecondAsk: options.keepOnSecondAsk });
+  const answers = new KeptAnswers(options);
   const preHandler = async function keptOwnTagHandler(request: FastifyRequest, reply: FastifyReply) {
     if (request.method !== 'GET') return;
     const state = await stateOf(request);
