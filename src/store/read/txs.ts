@@ -151,14 +151,17 @@ const minedTxsByKeys = statement<
     AND t.microblock_hash = k.microblock_hash`,
 );
 
-const minedTxVersion = statement<MinedTxVersion, [txId: string, unanchored: boolean]>(
-  `SELECT t.index_block_hash, t.microblock_hash, t.status FROM txs t
-  WHERE t.tx_id = $1 AND ${visibleRow('t', '$2')} LIMIT 1`,
+/** The key and status of the visible rows of the tx ids `txIdCondition` (SQL text on `t.tx_id`) names. */
+const minedTxVersionsWhere = (txIdCondition: string) =>
+  `SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.status FROM txs t
+  WHERE ${txIdCondition} AND ${visibleRow('t', '$2')}`;
+
+const minedTxVersion = statement<MinedTxVersion & { tx_id: string }, [txId: string, unanchored: boolean]>(
+  `${minedTxVersionsWhere('t.tx_id = $1')} LIMIT 1`,
 );
 
 const minedTxVersions = statement<MinedTxVersion & { tx_id: string }, [txIds: string[], unanchored: boolean]>(
-  `SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.status FROM txs t
-  WHERE t.tx_id = ANY($1::text[]) AND ${visibleRow('t', '$2')}`,
+  minedTxVersionsWhere('t.tx_id = ANY($1::text[])'),
 );
 
 /**
@@ -264,7 +267,52 @@ export async function findMinedTxVersion(
   visibility: Visibility,
 ): Promise<MinedTxVersion | undefined> {
   const [row] = await minedTxVersion(sql, txId, visibility.unanchored);
-  return row;
+  return row && versionOf(row);
+}
+
+const versionOf = ({ index_block_hash, microblock_hash, status }: MinedTxVersion): MinedTxVersion => ({
+  index_block_hash,
+  microblock_hash,
+  status,
+});
+
+/** `findMinedTxVersion` as a function, for reads that may be answered together (`batchedMinedTxVersionReads`). */
+export type MinedTxVersionReader = (
+  txId: string,
+  visibility: Visibility,
+) => Promise<MinedTxVersion | undefined>;
+
+/**
+ * `findMinedTxVersion` for reads that arrive together (store/read/batched.ts): the ids asked for within one
+ * turn with the same `unanchored` are read by one statement, `findMinedTxVersions`'s (the same select list and
+ * visibility rule, `minedTxVersionsWhere`), a read alone in its turn by `findMinedTxVersion`'s own. The answers
+ * are the same (test/api/batched-tx-reads.test.ts compares both for every tx of recorded chains). Why: this
+ * key read is what `GET /extended/v1/tx/:tx_id` runs for a tx whose rendering is kept (cache/rendered-txs.ts)
+ * but whose whole answer is not (kept-answers.ts): the small chain's cold case, one statement per request
+ * (60 µs of API and 13 µs of PostgreSQL CPU per request, bench/RESULTS.md "Tx reads, round 5").
+ */
+export function batchedMinedTxVersionReads(sqlOf: () => Sql): MinedTxVersionReader {
+  interface Ask {
+    txId: string;
+    visibility: Visibility;
+  }
+  const read = batchedReads<Ask, MinedTxVersion | undefined>(
+    ({ visibility }) => String(visibility.unanchored),
+    ({ txId, visibility }) => findMinedTxVersion(sqlOf(), txId, visibility),
+    async (asks) => {
+      const byId = new Map<string, MinedTxVersion>();
+      const ids = [...new Set(asks.map((a) => a.txId))];
+      for (const row of await findMinedTxVersions(sqlOf(), ids, asks[0].visibility)) {
+        if (!byId.has(row.tx_id)) byId.set(row.tx_id, versionOf(row));
+      }
+      // each read its own object: a caller may keep or change what it is given
+      return asks.map((a) => {
+        const version = byId.get(a.txId);
+        return version && { ...version };
+      });
+    },
+  );
+  return (txId, visibility) => read({ txId, visibility: { unanchored: visibility.unanchored } });
 }
 
 /** `findMinedTxVersion` for several tx ids (at most one row per id). */
