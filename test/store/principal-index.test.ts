@@ -126,6 +126,13 @@ describe('the statements on the principal index, on a grown table (postgres)', (
           '0x' || md5('b' || (n / 400)) || md5('c' || (n / 400)), '', 10000 + n / 400, 2147483647, n % 400,
           true, true, NULL
         FROM generate_series(0, 199999) AS n`;
+      // and a tx with a row per genesis account, as the genesis tx of the bench chains (10,000 accounts)
+      const wideTx = '0x' + 'ee'.repeat(32);
+      await sql`
+        INSERT INTO principal_txs (principal, tx_id, index_block_hash, microblock_hash, block_height,
+          microblock_sequence, tx_index, canonical, microblock_canonical, ordinal)
+        SELECT 'SP' || upper(md5('g' || n)), ${wideTx}, ${'0x' + 'ff'.repeat(32)}, '', 1, 2147483647, 0, true, true, NULL
+        FROM generate_series(0, 9999) AS n`;
       await sql`VACUUM ANALYZE principal_txs`;
       // the tip block: orphaned and restored, its rows are numbered again as they were
       const [block] = await sql<{ index_block_hash: string; block_height: number }[]>`
@@ -218,6 +225,28 @@ describe('the statements on the principal index, on a grown table (postgres)', (
       ]) {
         assert.ok(byName[index] > 0, `${index}: ${JSON.stringify(byName)}`);
       }
+      // one principal's row of the wide tx is found as one row, not among the tx's 10,000: by the read, and
+      // by the probe of an insert of rows that may be stored (the row is stored: nothing is inserted)
+      const fetchedBy = (fn: (tx: TransactionSql, principal: string) => Promise<unknown>) =>
+        sql.begin(async (tx: TransactionSql) => {
+          await tx`SET LOCAL plan_cache_mode = force_generic_plan`;
+          const [row] = await tx<PrincipalTxRow[]>`
+            SELECT principal, tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence,
+              tx_index, canonical, microblock_canonical
+            FROM principal_txs WHERE principal = 'SP' || upper(md5('g' || 5000))`;
+          const [{ fetched: before }] = await tx<{ fetched: number }[]>`
+            SELECT idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'principal_txs'`;
+          await fn(tx, row.principal);
+          await insertChainRows(tx, { txs: [], events: [], smartContracts: [], principalTxs: [row] });
+          const [{ fetched }] = await tx<{ fetched: number }[]>`
+            SELECT idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'principal_txs'`;
+          return fetched - before;
+        });
+      assert.equal(await fetchedBy(async () => {}), 1);
+      assert.equal(
+        await fetchedBy((tx, principal) => accountTxRows(tx as unknown as Sql, principal, wideTx)),
+        2,
+      );
       // the rows sent again inserted nothing; the block orphaned and restored is numbered as it was
       assert.deepEqual(await databaseDigest(sql, ['principal_txs', 'principal_stats']), before);
     } finally {

@@ -175,7 +175,7 @@ const PRINCIPAL_TX_NAMES = principalTxNames();
  * given twice (a block repeating a tx) are left out: the table has no unique key on a row's identity
  * (migration 028), so this is the check ON CONFLICT DO NOTHING made. Ingest is the only writer and runs one
  * message at a time (the chain tip's row lock), so no concurrent insert can slip between probe and insert.
- * The probe seeks the tx's rows by `principal_txs_tx_idx` (test/store/principal-index-plans.test.ts).
+ * The probe seeks the row by `principal_txs_tx_idx` (tx_id, principal) (test/store/principal-index.test.ts).
  */
 function principalTxsToInsert(fresh: boolean): string {
   const arrays = principalTxSpec.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
