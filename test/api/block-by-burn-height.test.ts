@@ -15,7 +15,10 @@ import { testEngines } from '../support/engines.js';
 // - the txs an answer lists are exactly those an anchored read sees in that block (the statement the route
 //   used before the list was kept: the block's tx rows filtered by the visibility rule);
 // - the answer's bytes are what the route's 200 serializer makes of the same block with its txs parsed;
-// - migration 023's backfill of databases indexed before it writes the same lists as ingest does.
+// - migration 023's backfill of databases indexed before it writes the same lists as ingest does;
+// - the microblocks an answer lists as accepted (streamed on its parent) and streamed (on it), and the txs an
+//   anchored read sees in each accepted one, are those the tables hold (the counts come from a second
+//   statement, run only when the block accepted microblocks: a block that did still lists them and counts).
 
 after(stopOwnCluster);
 
@@ -26,7 +29,17 @@ const FIXTURES = [
   'mainnet-out-of-order-microblock',
   'mainnet-block0',
   'poisonmicroblock',
-];
+] as const;
+
+/**
+ * The txs, summed over every answer, in the microblocks the answered blocks accepted: each is counted in
+ * `microblock_tx_count` (a lookup skipped or emptied for blocks that did accept microblocks fails here).
+ */
+const ACCEPTED_MICROBLOCK_TXS: Partial<Record<(typeof FIXTURES)[number], number>> = {
+  'mainnet-reorg-scenario1': 34,
+  'mainnet-reorg-scenario2': 16,
+  'mainnet-out-of-order-microblock': 6,
+};
 
 /** Migration 023's backfill statement, as the file runs it. */
 async function backfillStatement(): Promise<string> {
@@ -45,6 +58,24 @@ async function storedTxIds(sql: Sql, indexBlockHash: string): Promise<string[]> 
     SELECT tx_id FROM txs WHERE index_block_hash = ${indexBlockHash}
     ORDER BY microblock_sequence DESC, tx_index DESC`;
   return rows.map((r) => r.tx_id);
+}
+
+/** The canonical microblocks streamed on a block, by sequence, read independently of the store's code. */
+async function canonicalMicroblocksOn(sql: Sql, parentIndexBlockHash: string): Promise<string[]> {
+  const rows = await sql<{ microblock_hash: string }[]>`
+    SELECT microblock_hash FROM microblocks
+    WHERE parent_index_block_hash = ${parentIndexBlockHash} AND microblock_canonical
+    ORDER BY microblock_sequence`;
+  return rows.map((r) => r.microblock_hash);
+}
+
+/** The number of txs an anchored read sees in a microblock. */
+async function visibleTxCount(sql: Sql, microblockHash: string): Promise<number> {
+  const [{ count }] = await sql.unsafe<{ count: number }[]>(
+    `SELECT count(*)::int AS count FROM txs t WHERE t.microblock_hash = $1 AND ${anchoredVisibleRow('t')}`,
+    [microblockHash],
+  );
+  return count;
 }
 
 /** The tx ids an anchored read sees in a block, newest first (the route's statement before migration 023). */
@@ -93,18 +124,42 @@ for (const engine of testEngines(import.meta.url) as Engine[]) {
 
           const burnHeights = [...new Set(blocks.map((b) => b.burn_block_height))];
           let answered = 0;
+          let acceptedMicroblockTxs = 0;
           for (const height of burnHeights) {
             const res = await get(app, `${ROUTE}${height}`);
             assert.equal(res.statusCode, 200, `${height}`);
             assert.match(String(res.headers['content-type']), /^application\/json/);
-            const body = JSON.parse(res.body) as { index_block_hash: string; txs: string[] };
+            const body = JSON.parse(res.body) as {
+              index_block_hash: string;
+              txs: string[];
+              microblocks_accepted: string[];
+              microblocks_streamed: string[];
+              microblock_tx_count: Record<string, number>;
+            };
             const txs = await visibleTxIds(store.sql, body.index_block_hash);
             assert.deepEqual(body.txs, txs, `${height}`);
+            const [{ parent }] = await store.sql<{ parent: string }[]>`
+              SELECT parent_index_block_hash AS parent FROM blocks WHERE index_block_hash = ${body.index_block_hash}`;
+            const accepted = await canonicalMicroblocksOn(store.sql, parent);
+            assert.deepEqual(body.microblocks_accepted, accepted, `${height}`);
+            assert.deepEqual(
+              body.microblocks_streamed,
+              await canonicalMicroblocksOn(store.sql, body.index_block_hash),
+              `${height}`,
+            );
+            const counts: [string, number][] = [];
+            for (const hash of accepted) counts.push([hash, await visibleTxCount(store.sql, hash)]);
+            // entries in sequence order: the answer's bytes depend on it
+            assert.deepEqual(Object.entries(body.microblock_tx_count), counts, `${height}`);
+            acceptedMicroblockTxs += counts.reduce((sum, [, n]) => sum + n, 0);
             assert.ok(serializer, 'the 200 serializer of the route');
             assert.equal(res.body, serializer({ ...body, txs }), `${height}`);
             answered += 1;
           }
           assert.equal(answered, burnHeights.length);
+          if (ACCEPTED_MICROBLOCK_TXS[fixture] !== undefined) {
+            assert.equal(acceptedMicroblockTxs, ACCEPTED_MICROBLOCK_TXS[fixture]);
+          }
           if (fixture.startsWith('mainnet-reorg')) assert.ok(orphaned > 0, 'orphaned blocks');
 
           // the backfill rewrites every list to what ingest wrote

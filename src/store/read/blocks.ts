@@ -148,39 +148,48 @@ export interface BlockWithTxs extends BlockRecord {
  * hold many Stacks blocks: the last one is shown). With its txs (newest first, as the block keeps their ids:
  * migration 023) and the microblocks it accepted (streamed on its parent) and those streamed on it. One flat
  * statement, built once (four round trips and their composed fragments cost more client CPU than PostgreSQL
- * spends).
+ * spends); the tx counts of the accepted microblocks in a second one, run only when there are any.
  */
 type BlockAtBurnHeightRow = BlockRecord & {
   txs_json: string;
-  accepted: [string, number][];
-  streamed: string[] | null;
+  accepted: string[];
+  streamed: string[];
 };
+
+/** Microblocks on a parent (given by the SQL text of its index block hash), canonical, by sequence. */
+const canonicalMicroblocksOn = (parentIndexBlockHash: string) => `ARRAY(
+      SELECT m.microblock_hash FROM microblocks m
+      WHERE m.parent_index_block_hash = ${parentIndexBlockHash} AND m.microblock_canonical
+      ORDER BY m.microblock_sequence)`;
 
 /**
  * The text of the block-by-burn-height statement ($1: the burn block height). Its microblock lookups are
- * index-only probes of migration 027's index (test/api/block-by-burn-height.test.ts reads the plan).
+ * index-only probes of migration 027's index (test/api/block-by-burn-height.test.ts reads the plan). The
+ * accepted microblocks' tx counts are not in it: a subquery on txs in the plan cost ~10 µs of backend CPU a
+ * call even when it never ran (executor start-up and the locks of txs and its index; 1M chain, 10,000 calls:
+ * 54 → 44 µs a call without it), and almost no block accepts microblocks (74 of the 1M chain's 5,002).
  */
 export const BLOCK_AT_BURN_HEIGHT = `
   SELECT ${BLOCK_COLUMNS.map((c) => `b.${c}`).join(', ')},
     CASE WHEN ${blockRowsVisible('b')} THEN b.tx_ids_json ELSE '[]' END AS txs_json,
-    (SELECT coalesce(json_agg(json_build_array(m.microblock_hash, (
-        SELECT count(*) FROM txs t
-        -- "<> ''" lets the planner use the partial index txs_microblock_idx: without it the generic plan
-        -- scanned all of txs (and was JIT-compiled on every call), 1.4 s a request on a 1M-tx chain
-        WHERE t.microblock_hash = m.microblock_hash AND t.microblock_hash <> ''
-          AND ${anchoredVisibleRow('t')}))
-        ORDER BY m.microblock_sequence), '[]'::json)
-      FROM microblocks m
-      WHERE m.parent_index_block_hash = b.parent_index_block_hash AND m.microblock_canonical) AS accepted,
-    ARRAY(
-      SELECT m.microblock_hash FROM microblocks m
-      WHERE m.parent_index_block_hash = b.index_block_hash AND m.microblock_canonical
-      ORDER BY m.microblock_sequence) AS streamed
+    ${canonicalMicroblocksOn('b.parent_index_block_hash')} AS accepted,
+    ${canonicalMicroblocksOn('b.index_block_hash')} AS streamed
   FROM (
     SELECT * FROM blocks WHERE burn_block_height = $1::integer
     ORDER BY canonical DESC, block_height DESC LIMIT 1
   ) AS b`;
 const blockAtBurnHeight = statement<BlockAtBurnHeightRow, [burnBlockHeight: number]>(BLOCK_AT_BURN_HEIGHT);
+
+/** The txs an anchored read sees in each microblock ($1: their hashes), in the order given. */
+const microblockTxCounts = statement<{ microblock_hash: string; tx_count: string }, [hashes: string[]]>(`
+  SELECT h.microblock_hash, (
+      SELECT count(*) FROM txs t
+      -- "<> ''" lets the planner use the partial index txs_microblock_idx: without it the generic plan
+      -- scanned all of txs (and was JIT-compiled on every call), 1.4 s a request on a 1M-tx chain
+      WHERE t.microblock_hash = h.microblock_hash AND t.microblock_hash <> ''
+        AND ${anchoredVisibleRow('t')}) AS tx_count
+  FROM unnest($1::text[]) WITH ORDINALITY AS h(microblock_hash, position)
+  ORDER BY h.position`);
 
 export async function findBlockByBurnHeight(
   sql: Sql,
@@ -188,12 +197,13 @@ export async function findBlockByBurnHeight(
 ): Promise<BlockWithTxs | undefined> {
   const [row] = await blockAtBurnHeight(sql, burnBlockHeight);
   if (!row) return undefined;
+  const { accepted, streamed } = row;
+  const counts = accepted.length > 0 ? await microblockTxCounts(sql, accepted) : [];
   // the row completed in place: rest/spread of a row this wide took V8's slow path (2.3% of the API's CPU
   // in bench/profile-http.ts, small chain)
-  const { accepted, streamed } = row;
   return Object.assign(row, {
-    microblocks_accepted: accepted.map(([hash]) => hash),
-    microblocks_streamed: streamed ?? [],
-    microblock_tx_count: Object.fromEntries(accepted.map(([hash, count]) => [hash, Number(count)])),
+    microblocks_accepted: accepted,
+    microblocks_streamed: streamed,
+    microblock_tx_count: Object.fromEntries(counts.map((c) => [c.microblock_hash, Number(c.tx_count)])),
   });
 }
