@@ -3,7 +3,7 @@
 //
 //   npx tsx bench/ingest.ts [--blocks 5000] [--accounts 10000] [--txs-per-block 200] [--seed bench]
 //                           [--file chain.tsv] [--engine postgres|pglite] [--durability off|full]
-//                           [--pg-stats] [--explain <ms>] [--sample-states]
+//                           [--pg-stats] [--explain <ms>] [--sample-states] [--ceiling <share>]
 //
 // The cluster has the suite's settings (SERVER_SETTINGS; durability `off` unless told). The chain is generated
 // once per size into bench/out/ and reused. Results go to bench/out/ingest-<engine>.json; with --pg-stats, a
@@ -11,13 +11,15 @@
 // rows written and the size per table and index, the ingest backend's CPU apart from the rest) to
 // bench/out/ingest-profile.md. For the Node side: `node --cpu-prof --import tsx bench/ingest.ts ...`, then
 // `npx tsx bench/profile-top.ts <file.cpuprofile>`. With --sample-states, how the ingest backend spends the
-// wall time (on CPU, waiting for the WAL, idle between or inside transactions: bench/state-sampler.ts).
+// wall time (on CPU, waiting for the WAL, idle between or inside transactions: bench/state-sampler.ts). With
+// --ceiling, what PostgreSQL alone spends to store the same rows (bench/ingest-ceiling.ts).
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import postgres from 'postgres';
 import { generateFile } from '../src/cli/generate.js';
 import { defaultNakamotoHeight, type GenerateReport } from '../src/devnet/chain.js';
 import { Ingestor } from '../src/ingest/ingestor.js';
@@ -27,6 +29,7 @@ import { openDatabase, type Engine } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
 import { Store } from '../src/store/store.js';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import { measureIngestCeiling, type IngestCeiling } from './ingest-ceiling.js';
 import type { StateSamples } from './state-sampler.js';
 
 export interface IngestResult {
@@ -41,6 +44,8 @@ export interface IngestResult {
   generation?: Pick<GenerateReport, 'signedTxs' | 'seconds' | 'signedTxsPerSecond'>;
   /** CPU time spent while replaying, by this process (the indexer) and by the PostgreSQL server (all its processes) */
   cpuSeconds: { indexer: number; postgres?: number };
+  /** the same rows stored by PostgreSQL alone (bench/ingest-ceiling.ts), when asked for */
+  ceiling?: IngestCeiling;
 }
 
 /** CPU seconds used so far by a process and its children, live and exited (Linux /proc). */
@@ -155,6 +160,7 @@ export async function benchIngest(
     pgStats?: boolean;
     explainMs?: number;
     sampleStates?: boolean;
+    ceilingShare?: number;
   } = {},
 ): Promise<IngestResult> {
   if (engine === 'pglite') return ingestInto('', file, { engine });
@@ -184,7 +190,15 @@ export async function benchIngest(
 export async function ingestInto(
   url: string,
   file: string,
-  options: { engine: Engine; pgPid?: number; pgStats?: boolean; sampleStates?: boolean; label?: string },
+  options: {
+    engine: Engine;
+    pgPid?: number;
+    pgStats?: boolean;
+    sampleStates?: boolean;
+    label?: string;
+    /** after the replay, measure the ingest ceiling on this share of the chain (PostgreSQL only) */
+    ceilingShare?: number;
+  },
 ): Promise<IngestResult> {
   const { engine, pgPid } = options;
   const db = await openDatabase({ url, pgliteDir: 'memory://', poolMax: 1 });
@@ -217,6 +231,10 @@ export async function ingestInto(
       writeFileSync(out, text);
       process.stderr.write(`${text}\n(written to ${out})\n`);
     }
+    const ceiling =
+      options.ceilingShare && url
+        ? await ingestCeiling(url, stats.blocks, options.ceilingShare, pgPid)
+        : undefined;
     return {
       engine,
       file,
@@ -227,9 +245,29 @@ export async function ingestInto(
       txsPerSecond: Math.round(row.n / stats.seconds),
       blocksPerSecond: Math.round((stats.blocks / stats.seconds) * 10) / 10,
       cpuSeconds,
+      ceiling,
     };
   } finally {
     await store.close();
+  }
+}
+
+/** `measureIngestCeiling` on `share` of the chain just replayed, one transaction per block's worth of rows. */
+async function ingestCeiling(url: string, blocks: number, share: number, pgPid?: number) {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const transactions = Math.max(1, Math.round(blocks * share));
+    const ceiling = await measureIngestCeiling(sql, { share, transactions, pgPid });
+    process.stderr.write(
+      `ingest ceiling (the same rows stored by PostgreSQL alone, ${ceiling.txs} txs in ${transactions} transactions): ` +
+        `${ceiling.txsPerSecond} txs/s; backend ${ceiling.backendUsPerTx} µs/tx (one backend: ` +
+        `${ceiling.oneBackendTxsPerSecond} txs/s), PostgreSQL all ${ceiling.postgresUsPerTx ?? '-'} µs/tx, ` +
+        `WAL ${ceiling.walBytesPerTx} bytes/tx; per table, rows/tx and statement µs/tx: ` +
+        `${ceiling.tables.map((t) => `${t.name} ${t.rowsPerTx} ${t.usPerTx}`).join(', ')}\n`,
+    );
+    return ceiling;
+  } finally {
+    await sql.end();
   }
 }
 
@@ -395,6 +433,8 @@ async function main() {
       durability: { type: 'string', default: 'off' },
       'pg-stats': { type: 'boolean', default: false },
       'sample-states': { type: 'boolean', default: false },
+      /** after the replay, the ingest ceiling on this share of the chain (0 < share ≤ 1; bench/ingest-ceiling.ts) */
+      ceiling: { type: 'string' },
       /** log plans of statements slower than this many ms to bench/out/ingest-server.log (auto_explain) */
       explain: { type: 'string' },
     },
@@ -416,6 +456,7 @@ async function main() {
     durability: values.durability as keyof typeof DURABILITY,
     pgStats: values['pg-stats'],
     sampleStates: values['sample-states'],
+    ceilingShare: values.ceiling === undefined ? undefined : Number(values.ceiling),
     explainMs: values.explain === undefined ? undefined : Number(values.explain),
   });
   if ('report' in chain && chain.report) {
