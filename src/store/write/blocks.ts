@@ -98,7 +98,17 @@ export function insertChainRows(
           options.fresh ?? false,
           encoded?.principalTxsInChainOrder,
         )
-      : bulkInsert(sql, 'principal_txs', principalTxSpec, rows.principalTxs, onConflict),
+      : options.fresh
+        ? bulkInsert(sql, 'principal_txs', principalTxSpec, rows.principalTxs)
+        : inStatementsOfBoundedSize(sql, rows.principalTxs, (chunk) =>
+            sql
+              .unsafe(
+                `INSERT INTO principal_txs (${PRINCIPAL_TX_NAMES}) ${PRINCIPAL_TXS_NOT_STORED}`,
+                columnArrays(sql, principalTxSpec, chunk),
+                PREPARED,
+              )
+              .execute(),
+          ),
   ]);
 }
 
@@ -156,6 +166,31 @@ function inChainOrder(rows: readonly PrincipalTxRow[]): PrincipalTxRow[] {
   );
 }
 
+const principalTxNames = (alias = '') => principalTxSpec.map(([name]) => alias + name).join(', ');
+const PRINCIPAL_TX_NAMES = principalTxNames();
+
+/**
+ * The principal index rows of a statement's column arrays (in `principalTxSpec`'s order) to insert, as a
+ * SELECT with the columns' names. Unless `fresh`, the rows already stored and all but the first of the rows
+ * given twice (a block repeating a tx) are left out: the table has no unique key on a row's identity
+ * (migration 028), so this is the check ON CONFLICT DO NOTHING made. Ingest is the only writer and runs one
+ * message at a time (the chain tip's row lock), so no concurrent insert can slip between probe and insert.
+ * The probe seeks the row by `principal_txs_tx_idx` (tx_id, principal) (test/store/principal-index.test.ts).
+ */
+function principalTxsToInsert(fresh: boolean): string {
+  const arrays = principalTxSpec.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
+  if (fresh) return `SELECT * FROM unnest(${arrays}) AS u(${PRINCIPAL_TX_NAMES})`;
+  return `SELECT DISTINCT ON (u.principal, u.tx_id, u.index_block_hash, u.microblock_hash) ${principalTxNames('u.')}
+    FROM unnest(${arrays}) WITH ORDINALITY AS u(${PRINCIPAL_TX_NAMES}, n)
+    WHERE NOT EXISTS (
+      SELECT FROM principal_txs p
+      WHERE p.tx_id = u.tx_id AND p.principal = u.principal AND p.index_block_hash = u.index_block_hash
+        AND p.microblock_hash = u.microblock_hash)
+    ORDER BY u.principal, u.tx_id, u.index_block_hash, u.microblock_hash, u.n`;
+}
+
+const PRINCIPAL_TXS_NOT_STORED = principalTxsToInsert(false);
+
 function insertPrincipalTxsWithOrdinals(
   sql: TransactionSql,
   rows: PrincipalTxRow[],
@@ -163,32 +198,24 @@ function insertPrincipalTxsWithOrdinals(
   encoded: EncodedStatements | undefined,
 ): Promise<unknown> {
   // Ranked in chain order as `assignOrdinals` does; the join reads the counts as they were before this
-  // statement. Fresh rows are all inserted, so the counts are raised by the input rows, else by those the
-  // insert returns. Cut into statements in that same order, each statement numbers its rows after the
-  // counts the previous ones raised: the same ordinals as one statement would give. (The sort is stable:
-  // the same rows give the order `encoded` was built in.)
+  // statement. Every row of `u` is inserted (`principalTxsToInsert`), so the counts are raised by them. Cut
+  // into statements in that same order, each statement numbers its rows after the counts the previous ones
+  // raised: the same ordinals as one statement would give. (The sort is stable: the same rows give the order
+  // `encoded` was built in.)
   const ordered = inChainOrder(rows);
   return inStatementsOfBoundedSize(sql, ordered, (chunk, statement) =>
     sql
       .unsafe(
-        `WITH u AS (
-        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int4[], $6::int4[], $7::int4[],
-            $8::bool[], $9::bool[])
-          AS u(principal, tx_id, index_block_hash, microblock_hash, block_height, microblock_sequence,
-            tx_index, canonical, microblock_canonical)
-      ), inserted AS (
-        INSERT INTO principal_txs (principal, tx_id, index_block_hash, microblock_hash, block_height,
-          microblock_sequence, tx_index, canonical, microblock_canonical, ordinal)
-        SELECT u.principal, u.tx_id, u.index_block_hash, u.microblock_hash, u.block_height,
-          u.microblock_sequence, u.tx_index, u.canonical, u.microblock_canonical,
+        `WITH u AS (${principalTxsToInsert(fresh)}),
+      inserted AS (
+        INSERT INTO principal_txs (${PRINCIPAL_TX_NAMES}, ordinal)
+        SELECT ${principalTxNames('u.')},
           coalesce(s.tx_count, 0) + row_number() OVER (
             PARTITION BY u.principal ORDER BY u.block_height, u.microblock_sequence, u.tx_index)
         FROM u LEFT JOIN principal_stats s ON s.principal = u.principal
-        ${fresh ? '' : 'ON CONFLICT DO NOTHING'}
-        RETURNING principal
       )
       INSERT INTO principal_stats AS s (principal, tx_count)
-      SELECT principal, count(*) FROM ${fresh ? 'u' : 'inserted'} GROUP BY principal
+      SELECT principal, count(*) FROM u GROUP BY principal
       ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count`,
         columnArrays(sql, principalTxSpec, chunk, encodedLiterals(sql, encoded, statement)),
         PREPARED,

@@ -220,6 +220,8 @@ export async function assignOrdinals(sql: TransactionSql, indexBlockHashes: stri
   // microblock-canonical (only the staged rows of unconfirmed microblocks are ever orphaned, `orphanMicroblocks`),
   // so no filter on it, which the insert path could not share (test/ingest/block-paths.test.ts).
   // Two statements, each joining tables by index: numbering after the current count, then raising it.
+  // (The rows updated are found as the ranked ones are, by the blocks' index: the table has no key on a
+  // row's identity, migration 028.)
   // (One statement joining the new rows with the RETURNING of the count upsert planned as a nested loop
   // over two CTEs: quadratic in the rows of the blocks.)
   await sql`
@@ -231,7 +233,7 @@ export async function assignOrdinals(sql: TransactionSql, indexBlockHashes: stri
     )
     UPDATE principal_txs AS p SET ordinal = coalesce(s.tx_count, 0) + r.rn
     FROM ranked r LEFT JOIN principal_stats s ON s.principal = r.principal
-    WHERE p.principal = r.principal AND p.tx_id = r.tx_id
+    WHERE p.index_block_hash = ANY(${indexBlockHashes}) AND p.principal = r.principal AND p.tx_id = r.tx_id
       AND p.index_block_hash = r.index_block_hash AND p.microblock_hash = r.microblock_hash`;
   await sql`
     INSERT INTO principal_stats AS s (principal, tx_count)
