@@ -19,7 +19,6 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import postgres from 'postgres';
 import { generateFile } from '../src/cli/generate.js';
 import { defaultNakamotoHeight, type GenerateReport } from '../src/devnet/chain.js';
 import { Ingestor } from '../src/ingest/ingestor.js';
@@ -44,7 +43,7 @@ export interface IngestResult {
   generation?: Pick<GenerateReport, 'signedTxs' | 'seconds' | 'signedTxsPerSecond'>;
   /** CPU time spent while replaying, by this process (the indexer) and by the PostgreSQL server (all its processes) */
   cpuSeconds: { indexer: number; postgres?: number };
-  /** the same rows stored by PostgreSQL alone (bench/ingest-ceiling.ts), when asked for */
+  /** the same rows loaded by PostgreSQL alone (bench/ingest-ceiling.ts), when asked for */
   ceiling?: IngestCeiling;
 }
 
@@ -254,21 +253,16 @@ export async function ingestInto(
 
 /** `measureIngestCeiling` on `share` of the chain just replayed, one transaction per block's worth of rows. */
 async function ingestCeiling(url: string, blocks: number, share: number, pgPid?: number) {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    const transactions = Math.max(1, Math.round(blocks * share));
-    const ceiling = await measureIngestCeiling(sql, { share, transactions, pgPid });
-    process.stderr.write(
-      `ingest ceiling (the same rows stored by PostgreSQL alone, ${ceiling.txs} txs in ${transactions} transactions): ` +
-        `${ceiling.txsPerSecond} txs/s; backend ${ceiling.backendUsPerTx} µs/tx (one backend: ` +
-        `${ceiling.oneBackendTxsPerSecond} txs/s), PostgreSQL all ${ceiling.postgresUsPerTx ?? '-'} µs/tx, ` +
-        `WAL ${ceiling.walBytesPerTx} bytes/tx; per table, rows/tx and statement µs/tx: ` +
-        `${ceiling.tables.map((t) => `${t.name} ${t.rowsPerTx} ${t.usPerTx}`).join(', ')}\n`,
-    );
-    return ceiling;
-  } finally {
-    await sql.end();
-  }
+  const transactions = Math.max(1, Math.round(blocks * share));
+  const ceiling = await measureIngestCeiling(url, { share, transactions, pgPid });
+  process.stderr.write(
+    `ingest ceiling (the same rows loaded by PostgreSQL alone, ${ceiling.txs} txs in ${transactions} transactions): ` +
+      `${ceiling.txsPerSecond} txs/s; backend ${ceiling.backendUsPerTx} µs/tx (one backend: ` +
+      `${ceiling.oneBackendTxsPerSecond} txs/s), PostgreSQL all ${ceiling.postgresUsPerTx ?? '-'} µs/tx, ` +
+      `WAL ${ceiling.walBytesPerTx} bytes/tx; per table, rows/tx and statement µs/tx: ` +
+      `${ceiling.tables.map((t) => `${t.name} ${t.rowsPerTx} ${t.usPerTx}`).join(', ')}\n`,
+  );
+  return ceiling;
 }
 
 /** Starts bench/state-sampler.ts on the ingest connection (the pool's one connection). */

@@ -297,7 +297,7 @@ function targetsSummary(runs: ChainRun[], stall: StallResult[]): Check[] {
     measured:
       `${fmt(large.ingest.txsPerSecond)} txs/s` +
       (large.ingest.ceiling
-        ? ` (ceiling: ${fmt(large.ingest.ceiling.oneBackendTxsPerSecond)} txs/s, PostgreSQL storing the same rows alone)`
+        ? ` (ceiling: ${fmt(large.ingest.ceiling.oneBackendTxsPerSecond)} txs/s, PostgreSQL loading the same rows alone)`
         : ''),
     met: large.ingest.txsPerSecond >= TARGET_INGEST_TXS_PER_SEC,
   });
@@ -411,10 +411,10 @@ function renderMarkdown(report: {
   }
   lines.push(
     '',
-    'Ceiling (bench/ingest-ceiling.ts): the rows the ingest stored, copied by PostgreSQL alone into empty copies of ' +
-      'their tables, one transaction per block, durability as above (no indexer, no reads, no computed columns, each ' +
-      `row written once; ${LARGE_CEILING_SHARE * 100}% of the large chain, all of the others): the CPU of the one ` +
-      'backend that applies a message, per tx, and the txs/s one backend reaches at that cost.',
+    'Ceiling (bench/ingest-ceiling.ts): the rows the ingest stored, loaded by PostgreSQL alone (COPY from text) into ' +
+      'empty copies of their tables, one transaction per block, durability as above (no indexer, no reads, no computed ' +
+      `columns, each row written once; ${LARGE_CEILING_SHARE * 100}% of the large chain, all of the others): the CPU ` +
+      'of the one backend that applies a message, per tx, and the txs/s one backend reaches at that cost.',
   );
   for (const r of report.runs) {
     const bare = r.http.find((h) => h.endpoint === BARE_CEILING);

@@ -3,16 +3,18 @@ import { after, describe, test } from 'node:test';
 import type { Sql } from '../../src/store/db.js';
 import { EventKind } from '../../src/store/schema/codes.js';
 import { accountTxRows, batchedAccountTxReads } from '../../src/store/read/account-txs.js';
+import { batchedMinedTxReadsByKey, findMinedTxByKey, type MinedTxRowKey } from '../../src/store/read/txs.js';
 import { sameAnswersTogetherAndAlone, startTestApi } from '../support/api.js';
 import { openTestDatabase, stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
 
 // `GET /extended/v1/address/:principal/:tx_id/with_transfers` reads the first statement of requests that
 // arrive together with one statement (`batchedAccountTxReads`, store/read/account-txs.ts), a fast path beside
-// `accountTxRows`: this proves both give the same rows, in the same order, for every (principal, tx) pair of
-// recorded chains (orphaned rows, microblock-streamed txs, FT and NFT transfers, txs of many events), for pairs
-// that do not exist, and that the route's answers are the same bytes whether its requests arrive one at a time
-// or all together.
+// `accountTxRows`, and so the mined rows it then reads (`batchedMinedTxReadsByKey`, store/read/txs.ts, beside
+// `findMinedTxByKey`): this proves both give the same rows, in the same order, for every
+// (principal, tx) pair and every row key of recorded chains (orphaned rows, microblock-streamed txs, FT and NFT
+// transfers, txs of many events), for pairs and keys that do not exist, and that the route's answers are the
+// same bytes whether its requests arrive one at a time or all together, rendered or kept.
 
 after(stopOwnCluster);
 
@@ -113,24 +115,76 @@ for (const engine of testEngines(import.meta.url)) {
         }
       });
 
-      test('the route answers the same bytes to requests arriving together as to requests one at a time', async () => {
-        let pairs: Pair[] = [];
-        let expectedFound = 0;
-        const statuses = await sameAnswersTogetherAndAlone({ engine, fixture }, async (store) => {
-          pairs = await pairsOf(store.sql, 300);
-          for (const { principal, txId } of pairs) {
-            if ((await accountTxRows(store.sql, principal, txId)).length > 0) expectedFound += 1;
+      test('mined rows by key give what findMinedTxByKey gives, for every row key, in one statement per batch', async () => {
+        const api = await startTestApi({ engine, fixture });
+        try {
+          const { store } = api;
+          const keys = await store.sql<MinedTxRowKey[]>`
+            SELECT DISTINCT tx_id, index_block_hash, microblock_hash FROM principal_txs
+            ORDER BY tx_id, index_block_hash, microblock_hash LIMIT 1500`;
+          assert.ok(keys.length >= 20, `${fixture} has principal index rows (${keys.length})`);
+          const [first] = keys;
+          const asked: MinedTxRowKey[] = [
+            ...keys,
+            ...keys,
+            {
+              tx_id: UNKNOWN_TX,
+              index_block_hash: first.index_block_hash,
+              microblock_hash: first.microblock_hash,
+            },
+            { ...first, index_block_hash: '0x' + '00'.repeat(32) },
+            { ...first, microblock_hash: '0x' + '11'.repeat(32) },
+          ];
+          let batches = 0;
+          const read = batchedMinedTxReadsByKey(() => {
+            batches += 1;
+            return store.sql;
+          });
+          // every key asked twice in one turn: one batch, one statement
+          const together = await Promise.all(asked.map((k) => read(k)));
+          assert.equal(batches, 1, 'one statement for the batch');
+          let found = 0;
+          let withAbi = 0;
+          for (const [i, key] of asked.entries()) {
+            const alone = await findMinedTxByKey(store.sql, key, null);
+            assert.deepEqual(together[i], alone, JSON.stringify(key));
+            if (alone) found += 1;
+            if (alone?.function_abi) withAbi += 1;
           }
-          return pairs.map(
-            ({ principal, txId }) => `/extended/v1/address/${principal}/${txId}/with_transfers`,
-          );
-        });
-        const ok = statuses.filter((status) => status === 200).length;
-        const missing = statuses.filter((status) => status === 404).length;
-        assert.equal(ok, expectedFound, 'answers found: the pairs the principal takes part in');
-        assert.ok(ok >= pairs.length / 2, `answers found (${ok} of ${pairs.length})`);
-        assert.ok(missing >= 2, `answers not found (${missing})`);
+          // rows of every key of the index (each asked twice), contract calls' ABIs, and 3 keys found nowhere
+          assert.equal(found, keys.length * 2, 'rows found');
+          assert.equal(asked.length - found, 3, 'keys not found');
+          // the generated chain calls the contracts it deploys: their ABIs were compared too
+          if (fixture === 'generated/gen-small') assert.ok(withAbi > 0, `rows with an ABI (${withAbi})`);
+          // a read alone in its turn
+          batches = 0;
+          assert.deepEqual(await read(first), await findMinedTxByKey(store.sql, first, null));
+          assert.equal(batches, 1);
+        } finally {
+          await api.close();
+        }
       });
+
+      for (const warm of [false, true]) {
+        test(`the route answers the same bytes to requests arriving together as to requests one at a time${warm ? ', from kept renderings' : ''}`, async () => {
+          let pairs: Pair[] = [];
+          let expectedFound = 0;
+          const statuses = await sameAnswersTogetherAndAlone({ engine, fixture, warm }, async (store) => {
+            pairs = await pairsOf(store.sql, 300);
+            for (const { principal, txId } of pairs) {
+              if ((await accountTxRows(store.sql, principal, txId)).length > 0) expectedFound += 1;
+            }
+            return pairs.map(
+              ({ principal, txId }) => `/extended/v1/address/${principal}/${txId}/with_transfers`,
+            );
+          });
+          const ok = statuses.filter((status) => status === 200).length;
+          const missing = statuses.filter((status) => status === 404).length;
+          assert.equal(ok, expectedFound, 'answers found: the pairs the principal takes part in');
+          assert.ok(ok >= pairs.length / 2, `answers found (${ok} of ${pairs.length})`);
+          assert.ok(missing >= 2, `answers not found (${missing})`);
+        });
+      }
     });
   }
 
@@ -144,6 +198,16 @@ for (const engine of testEngines(import.meta.url)) {
     ]);
     assert.deepEqual(
       results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
+    const readRow = batchedMinedTxReadsByKey(() => db.sql as Sql);
+    const rows = await Promise.allSettled(
+      [UNKNOWN_TX, '0x' + '00'.repeat(32)].map((txId) =>
+        readRow({ tx_id: txId, index_block_hash: '0x' + '00'.repeat(32), microblock_hash: '' }),
+      ),
+    );
+    assert.deepEqual(
+      rows.map((r) => r.status),
       ['rejected', 'rejected'],
     );
   });

@@ -124,6 +124,69 @@ describe('block and contract-status answers kept by their ETag', () => {
     }
   });
 
+  test('a block named by its hash or index hash is kept from its second ask, and dropped with the tip (a reorg)', async () => {
+    const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
+    try {
+      const b1 = await chain.block({});
+      const a2 = await chain.block({ parent: b1 });
+      const ask = async (url: string) => {
+        const res = await app.inject({ method: 'GET', url });
+        return {
+          status: res.statusCode,
+          etag: res.headers.etag,
+          body: res.json() as Record<string, unknown>,
+        };
+      };
+      const bump = (seconds: number) =>
+        store.sql`UPDATE blocks SET block_time = block_time + ${seconds} WHERE index_block_hash = ${a2.index_block_hash}`;
+      const byHash = `/extended/v2/blocks/${a2.block_hash}`;
+      const byIndexHash = `/extended/v2/blocks/${a2.index_block_hash}`;
+      const tip = a2.index_block_hash;
+      for (const [url, hash] of [
+        [byHash, a2.block_hash],
+        [byIndexHash, a2.index_block_hash],
+      ]) {
+        const first = await ask(url);
+        assert.equal(first.status, 200, url);
+        assert.equal(first.etag, `"${tip}:${hash}"`, url);
+        assert.equal(first.body.canonical, true);
+        // asked once: not kept, a change behind the API's back shows on the second ask, which is kept
+        await bump(1000);
+        const second = await ask(url);
+        assert.equal(
+          second.body.block_time,
+          (first.body.block_time as number) + 1000,
+          `${url}: second ask read`,
+        );
+        await bump(-1000);
+        const third = await ask(url);
+        assert.equal(third.body.block_time, second.body.block_time, `${url}: third ask answered from memory`);
+        assert.equal(third.etag, first.etag);
+      }
+
+      // a fork from block 1 overtakes: a2 is no longer canonical, and its kept answers go with the old tip
+      const f2 = await chain.block({ parent: b1 });
+      assert.equal(
+        (await ask(`/extended/v2/blocks/${f2.block_hash}`)).status,
+        404,
+        'the fork is not canonical yet',
+      );
+      assert.equal((await ask(byHash)).body.block_time, (await ask(byIndexHash)).body.block_time);
+      await chain.block({ parent: f2 });
+      for (const url of [byHash, byIndexHash]) {
+        const gone = await ask(url);
+        assert.equal(gone.status, 404, `${url}: orphaned by the reorg`);
+        assert.equal(gone.body.message, 'Block not found');
+      }
+      const fork = await ask(`/extended/v2/blocks/${f2.index_block_hash}`);
+      assert.equal(fork.status, 200);
+      assert.equal(fork.body.hash, f2.block_hash);
+      assert.equal(fork.body.canonical, true);
+    } finally {
+      await close();
+    }
+  });
+
   test('a walk over more heights than the bound holds keeps and evicts nothing; a height asked twice is kept', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
     try {

@@ -103,17 +103,29 @@ export async function getJson(app: FastifyInstance, url: string, headers: Record
  * `urlsOf` chooses (from the chain in the store) all at once of an API on `fixture`, then one at a time of a
  * second API on the same chain in a database of its own (so nothing read or rendered by the first is kept for
  * it), and asserts each pair of answers equal: status, body and ETag. Returns the statuses, in the URLs' order.
+ * With `warm`, each API is first asked every URL once, one at a time (what it renders is then kept, so the
+ * compared asks take the paths of a kept rendering); `afterTogether` is called with the first API's store once
+ * its answers to the URLs asked together are in (to check which path they took).
  */
 export async function sameAnswersTogetherAndAlone(
-  options: { engine: Engine; fixture: string },
+  options: { engine: Engine; fixture: string; warm?: boolean },
   urlsOf: (store: Store) => Promise<string[]>,
+  afterTogether: (store: Store) => void | Promise<void> = () => {},
 ): Promise<number[]> {
-  const batched = await startTestApi(options);
+  const { warm = false, ...apiOptions } = options;
+  const warmUp = async (api: TestApi, urls: string[]) => {
+    if (!warm) return;
+    for (const url of urls) await get(api.app, url);
+  };
+  const batched = await startTestApi(apiOptions);
   try {
     const urls = await urlsOf(batched.store);
+    await warmUp(batched, urls);
     const together = await Promise.all(urls.map((url) => get(batched.app, url)));
-    const fresh = await startTestApi(options);
+    await afterTogether(batched.store);
+    const fresh = await startTestApi(apiOptions);
     try {
+      await warmUp(fresh, urls);
       const statuses: number[] = [];
       for (const [i, url] of urls.entries()) {
         const alone = await get(fresh.app, url);

@@ -96,9 +96,11 @@ export function tipTag(store: Store): () => Promise<string | null> {
   };
 }
 
-/** The ETag of a block named by height or `latest`: valid while the tip stays. */
-export const blockTag = (tip: string, heightOrLatest: number | 'latest') =>
-  `${tip}:${String(heightOrLatest)}`;
+/**
+ * The ETag of a block named by height, hash (lower-case, 0x-prefixed) or `latest`: valid while the tip stays
+ * (what a height or `latest` names, and whether the block of a hash is canonical, change only with the tip).
+ */
+export const blockTag = (tip: string, name: number | string) => `${tip}:${String(name)}`;
 
 /** The tip a `blockTag` was made at (what all the block tags of one tip share). */
 export const tipOfBlockTag = (tag: string) => tag.slice(0, tag.lastIndexOf(':'));

@@ -12,6 +12,7 @@ import {
   type AccountTxKey,
 } from '../../store/read/account-txs.js';
 import { getAccountBalances } from '../../store/read/balances.js';
+import { batchedMinedTxReadsByKey } from '../../store/read/txs.js';
 import { cachedChainState } from '../../store/read/chain-state.js';
 import { chainEtag, chainTag } from '../cache/etag.js';
 import { keptByEtag } from '../cache/kept-answers.js';
@@ -78,8 +79,12 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   // small and many (one per tx of the principal), so its reads are made cheap instead.
   const keptBalances = keptByEtag(chainTag(store, { withMempool: true }));
   const keptListings = keptByEtag(chainTag(store, { withMempool: false }));
-  // a single tx with transfers: the first statements of requests that arrive together are one statement
-  const readAccountTxRows = batchedAccountTxReads(() => store.sql);
+  // a single tx with transfers: the first statements of requests that arrive together are one statement, and
+  // so are their reads of the mined rows whose renderings are not kept
+  const accountTxReaders = {
+    rows: batchedAccountTxReads(() => store.sql),
+    minedTx: batchedMinedTxReadsByKey(() => store.sql),
+  };
   app.get(
     '/extended/v1/address/:principal/balances',
     {
@@ -212,7 +217,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
           kept = cache.get(key);
           return kept !== undefined;
         },
-        readAccountTxRows,
+        accountTxReaders,
       );
       if (!part) throw new NotFoundError('No matching transaction found');
       const serialize: SerializeWith = (schema, value) => serializeWith(reply, schema, value);

@@ -1,7 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { NotFoundError } from '../../errors.js';
-import { findBlockByBurnHeight, findCanonicalBlock, type BlockLocator } from '../../store/read/blocks.js';
+import {
+  batchedCanonicalBlockReads,
+  findBlockByBurnHeight,
+  type BlockLocator,
+} from '../../store/read/blocks.js';
 import { cachedChainState, chainTipSeen } from '../../store/read/chain-state.js';
 import { blockTag, tipOfBlockTag, tipTag } from '../cache/etag.js';
 import { keptByEtag } from '../cache/kept-answers.js';
@@ -12,21 +16,29 @@ import { BurnBlockHeightParam, HeightOrHashParam, MAX_INT, checkHeightOrHash } f
 import type { RouteOptions } from './route-options.js';
 import { sendJson, serializeWith } from './json-reply.js';
 
+/**
+ * What a valid `height_or_hash` names: `latest`, a height, or a hash in lower case (`checkHeightOrHash` gave it
+ * its 0x): the answer's ETag and the block read are both made from it.
+ */
+const blockName = (value: string | number): number | string =>
+  typeof value === 'number' || value === 'latest' ? value : value.toLowerCase();
+
 /** A valid `height_or_hash` → the block to read; null for a height the index cannot hold. */
 function parseLocator(value: string | number): BlockLocator | null {
-  if (value === 'latest') return { latest: true };
-  if (typeof value === 'number') return value > MAX_INT ? null : { height: value };
-  return { hash: value.toLowerCase() };
+  const name = blockName(value);
+  if (name === 'latest') return { latest: true };
+  if (typeof name === 'number') return name > MAX_INT ? null : { height: name };
+  return { hash: name };
 }
 
 // Block answers are kept by their ETag (cache/kept-answers.ts): a block's answer only changes when the tip does
-// (a reorg can change which block a height or burn height names), so while the tip stays one rendering serves
-// every request for it.
+// (a reorg can change which block a height or burn height names, and whether the block of a hash is
+// canonical), so while the tip stays one rendering serves every request for it.
 //
 // Bounds: the recent working set, not the whole chain. A v2 block is ~1 KB: 1 MB keeps ~1,000 of them (the tip
 // and the recent blocks explorers poll). A v1 block by burn height lists all its tx ids, ~15 KB on the 1M-tx
 // bench chain: 16 MB keeps ~1,000 of those, and an answer up to 4 MB (a quarter of the bound, ~60,000 tx ids)
-// can be kept. A client walking every height of a long chain is served from the database, as it should be: the
+// can be kept. A client walking every height (or hash) of a long chain is served from the database, as it should be: the
 // bench's cold cases cycle over more heights than these bounds hold (on the 1M chain), so they measure reads.
 // Memory is spent only on heights asked for, and is freed at the next block.
 //
@@ -39,13 +51,15 @@ const V1_BURN_HEIGHT_BOUND = 16 * 1024 * 1024;
 const V1_BURN_HEIGHT_TYPICAL_BYTES = 15 * 1024;
 
 export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
-  // Only tags that name one block for good: latest, a height (a hash is not tagged, nor kept).
+  // Tagged by the tip and what the path names (latest, a height, a hash): each answer stays the same while the
+  // tip does. Upstream tags index-block-hash paths only, as its tag is read by index hash; a block hash is
+  // tagged and kept here too, since both are 64 hex digits and telling them apart would cost the read the
+  // tag saves (test/conformance/deliberate-differences.ts, "ETags").
   const keptV2 = keptByEtag(
     async (request) => {
       const value = (request.params as { height_or_hash: string | number }).height_or_hash;
-      if (value !== 'latest' && typeof value !== 'number') return null;
       const state = await cachedChainState(store);
-      return state.index_block_hash ? blockTag(state.index_block_hash, value) : null;
+      return state.index_block_hash ? blockTag(state.index_block_hash, blockName(value)) : null;
     },
     {
       maxBytes: V2_BLOCK_BOUND,
@@ -59,6 +73,8 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     keepOnSecondAsk: true,
     typicalAnswerBytes: V1_BURN_HEIGHT_TYPICAL_BYTES,
   });
+  // the misses of requests that arrive together (the cold walk of a client, a bench) are read by one statement
+  const readBlock = batchedCanonicalBlockReads(() => store.sql);
   app.get(
     '/extended/v2/blocks/:height_or_hash',
     {
@@ -77,7 +93,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     },
     async (request, reply) => {
       const locator = parseLocator(request.params.height_or_hash);
-      const block = locator && (await findCanonicalBlock(store.sql, locator));
+      const block = locator && (await readBlock(locator));
       if (!block) throw new NotFoundError('Block not found');
       if (locator && 'latest' in locator) {
         // The latest block is the tip: newer than the cached chain state when ingest (in another process,

@@ -3,9 +3,9 @@ import Type from 'typebox';
 import { NotFoundError } from '../../errors.js';
 import {
   batchedMinedTxReads,
+  batchedMinedTxVersionReads,
   findMempoolTx,
   findMempoolTxs,
-  findMinedTxVersion,
   findMinedTxVersions,
   findMinedTxs,
   type EventPage,
@@ -81,6 +81,9 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
   const keptTxLists = keptWithOwnTags(tipAndMempool(store), { keepOnSecondAsk: true });
   // a tx read by id: the misses of requests that arrive together are read by one statement
   const readMinedTx = batchedMinedTxReads(() => store.sql);
+  // the key of a tx's visible row, read to validate a kept rendering: those of requests arriving together
+  // are read by one statement too
+  const readMinedTxVersion = batchedMinedTxVersionReads(() => store.sql);
   app.get(
     '/extended/v1/tx/multiple',
     {
@@ -222,7 +225,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       const cache = txByIdJsonCache(store);
       const kept = keep ? cache.get(id) : undefined;
       if (kept) {
-        const now = await findMinedTxVersion(store.sql, id, { unanchored: query.unanchored });
+        const now = await readMinedTxVersion(id, { unanchored: query.unanchored });
         if (
           now &&
           now.index_block_hash === kept.index_block_hash &&

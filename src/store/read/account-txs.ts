@@ -2,7 +2,13 @@ import type { Sql } from '../db.js';
 import { type PrincipalTxRow } from '../schema/rows.js';
 import { EventKind } from '../schema/codes.js';
 import { scopeWindow, type AccountScope } from './account-scope.js';
-import { findMinedTxsByKey, type MinedTxRecord } from './txs.js';
+import {
+  findMinedTxByKey,
+  findMinedTxsByKey,
+  rowKeyId,
+  type MinedTxByKeyReader,
+  type MinedTxRecord,
+} from './txs.js';
 import { canonicalRow, unconfirmedStreamRow } from '../visibility.js';
 import { statement } from '../statement.js';
 import { batchedReads } from './batched.js';
@@ -302,9 +308,6 @@ export interface AccountTxParts {
   transfers: TransferRecord[];
 }
 
-const rowId = (k: { tx_id: string; index_block_hash: string; microblock_hash: string }) =>
-  `${k.tx_id}|${k.index_block_hash}|${k.microblock_hash}`;
-
 /**
  * The mined rows (without events) and the principal's transfers of these txs, in the keys' order; the rows
  * of the keys `skipRow` names are not read (the caller has what it needs of them). A row a concurrent block
@@ -323,10 +326,10 @@ export async function readAccountTxParts(
     findTransfers(sql, principal, keys),
   ]);
   const txById = new Map<string, MinedTxRecord>();
-  for (const t of txs) txById.set(rowId(t), t);
+  for (const t of txs) txById.set(rowKeyId(t), t);
   const transfersById = new Map<string, TransferRecord[]>();
   for (const t of transfers) {
-    const id = rowId(t);
+    const id = rowKeyId(t);
     const list = transfersById.get(id);
     if (list) list.push(t);
     else transfersById.set(id, [t]);
@@ -334,11 +337,19 @@ export async function readAccountTxParts(
   const parts: AccountTxParts[] = [];
   const read = new Set(toRead);
   for (const key of keys) {
-    const id = rowId(key);
+    const id = rowKeyId(key);
     const tx = txById.get(id);
     if (tx || !read.has(key)) parts.push({ key, tx: tx ?? null, transfers: transfersById.get(id) ?? [] });
   }
   return parts;
+}
+
+/** How `readAccountTx` reads its statements that may be answered together with other requests'. */
+export interface AccountTxReaders {
+  /** its first statement (default: `accountTxRows`; the route passes `batchedAccountTxReads`'s) */
+  rows?: AccountTxRowsReader;
+  /** the mined row, unless skipped (default: `findMinedTxByKey`; the route passes `batchedMinedTxReadsByKey`'s) */
+  minedTx?: MinedTxByKeyReader;
 }
 
 /**
@@ -346,26 +357,29 @@ export async function readAccountTxParts(
  * `skipRow` says the caller has it, and the principal's transfers in it, last event first (the rows
  * `findTransfers` gives for its key: read from the tx's own events when it has few, else by height).
  * Undefined when the principal takes no part in such a tx (or a concurrent block removed the row meanwhile).
- * `readRows` reads its first statement (`accountTxRows`; the route passes `batchedAccountTxReads`'s).
  */
 export async function readAccountTx(
   sql: Sql,
   principal: string,
   txId: string,
   skipRow: (key: AccountTxKey) => boolean = () => false,
-  readRows: AccountTxRowsReader = (p, t) => accountTxRows(sql, p, t),
+  readers: AccountTxReaders = {},
 ): Promise<AccountTxParts | undefined> {
+  const {
+    rows: readRows = (p, t) => accountTxRows(sql, p, t),
+    minedTx: readMinedTx = (k) => findMinedTxByKey(sql, k, null),
+  } = readers;
   const rows = await readRows(principal, txId);
   if (rows.length === 0) return undefined;
   const key = toKey(rows[0]);
   const ownEvents = rows[0].event_count <= OWN_EVENTS_READ_MAX;
   const skip = skipRow(key);
-  const [txs, transfers] = await Promise.all([
-    skip ? [] : findMinedTxsByKey(sql, [key], null),
+  const [tx, transfers] = await Promise.all([
+    skip ? null : readMinedTx(key),
     ownEvents ? transfersOfRows(key, rows) : findTransfers(sql, principal, [key]),
   ]);
-  if (!skip && txs.length === 0) return undefined;
-  return { key, tx: skip ? null : txs[0], transfers };
+  if (!skip && !tx) return undefined;
+  return { key, tx: tx ?? null, transfers };
 }
 
 function transfersOfRows(key: AccountTxKey, rows: AccountTxTransferRow[]): TransferRecord[] {

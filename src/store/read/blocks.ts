@@ -1,5 +1,6 @@
 import type { Sql } from '../db.js';
 import { statement } from '../statement.js';
+import { batchedReads } from './batched.js';
 import { anchoredVisibleRow, blockRowsVisible } from '../visibility.js';
 
 export interface BlockRecord {
@@ -53,16 +54,26 @@ const BLOCK_COLUMNS = [
 const BLOCK_COLUMN_LIST = BLOCK_COLUMNS.join(', ');
 
 // Flat statements built once and run prepared (store/statement.ts): the column list as a postgres.js
-// fragment was composed again on every call.
-const latestCanonicalBlock = statement<BlockRecord, []>(`
-  SELECT ${BLOCK_COLUMN_LIST} FROM blocks WHERE canonical ORDER BY block_height DESC LIMIT 1`);
-const canonicalBlockAtHeight = statement<BlockRecord, [height: number]>(`
-  SELECT ${BLOCK_COLUMN_LIST} FROM blocks WHERE canonical AND block_height = $1::integer`);
-const canonicalBlockByHash = statement<BlockRecord, [hash: string]>(`
-  SELECT ${BLOCK_COLUMN_LIST} FROM blocks WHERE canonical AND index_block_hash = $1::text
+// fragment was composed again on every call. The statements of one block and of many are built from the same
+// text: `key` is `$1::integer` or `$1::text` for one, `ANY($1::integer[])` or `ANY($1::text[])` for many.
+const CANONICAL_BLOCKS = `SELECT ${BLOCK_COLUMN_LIST} FROM blocks WHERE canonical`;
+/** The canonical block at a height (at most one: a unique index). */
+const canonicalAtHeight = (key: string) => `${CANONICAL_BLOCKS} AND block_height = ${key}`;
+/** The canonical block of an index block hash, then that of a block hash (the first is the one named). */
+const canonicalByHash = (key: string) => `
+  ${CANONICAL_BLOCKS} AND index_block_hash = ${key}
   UNION ALL
-  SELECT ${BLOCK_COLUMN_LIST} FROM blocks WHERE canonical AND block_hash = $1::text
-  LIMIT 1`);
+  ${CANONICAL_BLOCKS} AND block_hash = ${key}`;
+
+const latestCanonicalBlock = statement<BlockRecord, []>(
+  `${CANONICAL_BLOCKS} ORDER BY block_height DESC LIMIT 1`,
+);
+const canonicalBlockAtHeight = statement<BlockRecord, [height: number]>(canonicalAtHeight('$1::integer'));
+const canonicalBlockByHash = statement<BlockRecord, [hash: string]>(`${canonicalByHash('$1::text')} LIMIT 1`);
+/** The blocks of many heights and many hashes: both forms above, in one statement. */
+const canonicalBlocksAt = statement<BlockRecord, [heights: number[], hashes: string[]]>(
+  `${canonicalAtHeight('ANY($1::integer[])')} UNION ALL ${canonicalByHash('ANY($2::text[])')}`,
+);
 
 export type BlockLocator = { latest: true } | { height: number } | { hash: string };
 
@@ -73,6 +84,55 @@ export async function findCanonicalBlock(sql: Sql, at: BlockLocator): Promise<Bl
   else if ('height' in at) rows = await canonicalBlockAtHeight(sql, at.height);
   else rows = await canonicalBlockByHash(sql, at.hash);
   return rows[0];
+}
+
+/**
+ * `findCanonicalBlock` for several heights and hashes at once (`latest` is not batched: it is one block, kept
+ * by its ETag), in one statement: the block each names, in their order. A hash names the block of that index
+ * block hash, else the one of that block hash, as `findCanonicalBlock`'s `LIMIT 1` takes the first branch's
+ * row first. A row found by one key is the canonical block of every key it matches (one per height), so rows
+ * are matched to asks by their columns, not by the branch that found them.
+ */
+async function findCanonicalBlocks(
+  sql: Sql,
+  at: ({ height: number } | { hash: string })[],
+): Promise<(BlockRecord | undefined)[]> {
+  const heights = new Set<number>();
+  const hashes = new Set<string>();
+  for (const a of at) {
+    if ('height' in a) heights.add(a.height);
+    else hashes.add(a.hash);
+  }
+  const byHeight = new Map<number, BlockRecord>();
+  const byIndexHash = new Map<string, BlockRecord>();
+  const byBlockHash = new Map<string, BlockRecord>();
+  for (const b of await canonicalBlocksAt(sql, [...heights], [...hashes])) {
+    byHeight.set(b.block_height, b);
+    byIndexHash.set(b.index_block_hash, b);
+    if (!byBlockHash.has(b.block_hash)) byBlockHash.set(b.block_hash, b);
+  }
+  return at.map((a) =>
+    'height' in a ? byHeight.get(a.height) : (byIndexHash.get(a.hash) ?? byBlockHash.get(a.hash)),
+  );
+}
+
+/** `findCanonicalBlock` as a function, for reads that may be answered together (`batchedCanonicalBlockReads`). */
+type CanonicalBlockReader = (at: BlockLocator) => Promise<BlockRecord | undefined>;
+
+/**
+ * `findCanonicalBlock` for reads that arrive together (store/read/batched.ts): the heights and hashes asked for
+ * within one turn are read by one statement (`findCanonicalBlocks`) instead of one statement each; a read
+ * alone in its turn, and `latest`, run `findCanonicalBlock`'s own. The rows are the same
+ * (test/api/batched-block-reads.test.ts compares both for every block of recorded chains).
+ */
+export function batchedCanonicalBlockReads(sqlOf: () => Sql): CanonicalBlockReader {
+  type Ask = { height: number } | { hash: string };
+  const read = batchedReads<Ask, BlockRecord | undefined>(
+    () => '',
+    (at) => findCanonicalBlock(sqlOf(), at),
+    (asks) => findCanonicalBlocks(sqlOf(), asks),
+  );
+  return (at) => ('latest' in at ? findCanonicalBlock(sqlOf(), at) : read(at));
 }
 
 export interface BlockWithTxs extends BlockRecord {

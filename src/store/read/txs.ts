@@ -151,14 +151,25 @@ const minedTxsByKeys = statement<
     AND t.microblock_hash = k.microblock_hash`,
 );
 
-const minedTxVersion = statement<MinedTxVersion, [txId: string, unanchored: boolean]>(
-  `SELECT t.index_block_hash, t.microblock_hash, t.status FROM txs t
-  WHERE t.tx_id = $1 AND ${visibleRow('t', '$2')} LIMIT 1`,
+/** The key and status of the visible rows of the tx ids `txIdCondition` (SQL text on `t.tx_id`) names. */
+const minedTxByKey = statement<
+  MinedTxRecord,
+  [txId: string, indexBlockHash: string, microblockHash: string, from: number, to: number]
+>(
+  `${minedSelect('$4', '$5')} FROM txs t
+  WHERE t.tx_id = $1 AND t.index_block_hash = $2 AND t.microblock_hash = $3`,
+);
+
+const minedTxVersionsWhere = (txIdCondition: string) =>
+  `SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.status FROM txs t
+  WHERE ${txIdCondition} AND ${visibleRow('t', '$2')}`;
+
+const minedTxVersion = statement<MinedTxVersion & { tx_id: string }, [txId: string, unanchored: boolean]>(
+  `${minedTxVersionsWhere('t.tx_id = $1')} LIMIT 1`,
 );
 
 const minedTxVersions = statement<MinedTxVersion & { tx_id: string }, [txIds: string[], unanchored: boolean]>(
-  `SELECT t.tx_id, t.index_block_hash, t.microblock_hash, t.status FROM txs t
-  WHERE t.tx_id = ANY($1::text[]) AND ${visibleRow('t', '$2')}`,
+  minedTxVersionsWhere('t.tx_id = ANY($1::text[])'),
 );
 
 /**
@@ -264,7 +275,52 @@ export async function findMinedTxVersion(
   visibility: Visibility,
 ): Promise<MinedTxVersion | undefined> {
   const [row] = await minedTxVersion(sql, txId, visibility.unanchored);
-  return row;
+  return row && versionOf(row);
+}
+
+const versionOf = ({ index_block_hash, microblock_hash, status }: MinedTxVersion): MinedTxVersion => ({
+  index_block_hash,
+  microblock_hash,
+  status,
+});
+
+/** `findMinedTxVersion` as a function, for reads that may be answered together (`batchedMinedTxVersionReads`). */
+export type MinedTxVersionReader = (
+  txId: string,
+  visibility: Visibility,
+) => Promise<MinedTxVersion | undefined>;
+
+/**
+ * `findMinedTxVersion` for reads that arrive together (store/read/batched.ts): the ids asked for within one
+ * turn with the same `unanchored` are read by one statement, `findMinedTxVersions`'s (the same select list and
+ * visibility rule, `minedTxVersionsWhere`), a read alone in its turn by `findMinedTxVersion`'s own. The answers
+ * are the same (test/api/batched-tx-reads.test.ts compares both for every tx of recorded chains). Why: this
+ * key read is what `GET /extended/v1/tx/:tx_id` runs for a tx whose rendering is kept (cache/rendered-txs.ts)
+ * but whose whole answer is not (kept-answers.ts): the small chain's cold case, one statement per request
+ * (60 µs of API and 13 µs of PostgreSQL CPU per request, bench/RESULTS.md "Tx reads, round 5").
+ */
+export function batchedMinedTxVersionReads(sqlOf: () => Sql): MinedTxVersionReader {
+  interface Ask {
+    txId: string;
+    visibility: Visibility;
+  }
+  const read = batchedReads<Ask, MinedTxVersion | undefined>(
+    ({ visibility }) => String(visibility.unanchored),
+    ({ txId, visibility }) => findMinedTxVersion(sqlOf(), txId, visibility),
+    async (asks) => {
+      const byId = new Map<string, MinedTxVersion>();
+      const ids = [...new Set(asks.map((a) => a.txId))];
+      for (const row of await findMinedTxVersions(sqlOf(), ids, asks[0].visibility)) {
+        if (!byId.has(row.tx_id)) byId.set(row.tx_id, versionOf(row));
+      }
+      // each read its own object: a caller may keep or change what it is given
+      return asks.map((a) => {
+        const version = byId.get(a.txId);
+        return version && { ...version };
+      });
+    },
+  );
+  return (txId, visibility) => read({ txId, visibility: { unanchored: visibility.unanchored } });
 }
 
 /** `findMinedTxVersion` for several tx ids (at most one row per id). */
@@ -277,10 +333,17 @@ export async function findMinedTxVersions(
   return minedTxVersions(sql, txIds, visibility.unanchored);
 }
 
+/** The exact key of a mined row. */
+export interface MinedTxRowKey {
+  tx_id: string;
+  index_block_hash: string;
+  microblock_hash: string;
+}
+
 /** Mined rows by their exact keys (as listed by the principal index), with a page of events. */
 export async function findMinedTxsByKey(
   sql: Sql,
-  keys: { tx_id: string; index_block_hash: string; microblock_hash: string }[],
+  keys: MinedTxRowKey[],
   page: EventPage | null,
 ): Promise<MinedTxRecord[]> {
   if (keys.length === 0) return [];
@@ -291,6 +354,54 @@ export async function findMinedTxsByKey(
     keys.map((k) => k.microblock_hash),
     ...eventBounds(page),
   );
+}
+
+/** The mined row of one exact key (a primary-key read), with a page of events: `findMinedTxsByKey` of one key. */
+export async function findMinedTxByKey(
+  sql: Sql,
+  key: MinedTxRowKey,
+  page: EventPage | null,
+): Promise<MinedTxRecord | undefined> {
+  const [row] = await minedTxByKey(
+    sql,
+    key.tx_id,
+    key.index_block_hash,
+    key.microblock_hash,
+    ...eventBounds(page),
+  );
+  return row;
+}
+
+/** `findMinedTxByKey` without events, as a function (`batchedMinedTxReadsByKey`). */
+export type MinedTxByKeyReader = (key: MinedTxRowKey) => Promise<MinedTxRecord | undefined>;
+
+/** A mined row's key as one string (to match rows read together to their asks). */
+export const rowKeyId = (k: MinedTxRowKey) => `${k.tx_id}|${k.index_block_hash}|${k.microblock_hash}`;
+
+/**
+ * `findMinedTxByKey` (no events) for reads that arrive together (store/read/batched.ts): the keys asked within
+ * one turn are read by one statement, `findMinedTxsByKey`'s (the same select list), a key alone by
+ * `findMinedTxByKey`'s. Why: `/address/:principal/:tx_id/with_transfers` reads the mined row of a tx whose
+ * rendering is not kept, one statement per request, after its first statement, itself batched
+ * (`batchedAccountTxReads`): the requests of one batch then ask for their rows in the same turn. The rows are
+ * the same (test/api/batched-account-tx-reads.test.ts compares both for every row key of recorded chains).
+ */
+export function batchedMinedTxReadsByKey(sqlOf: () => Sql): MinedTxByKeyReader {
+  const read = batchedReads<MinedTxRowKey, MinedTxRecord | undefined>(
+    () => '',
+    (key) => findMinedTxByKey(sqlOf(), key, null),
+    async (asked) => {
+      const keys = [...new Map(asked.map((k) => [rowKeyId(k), k])).values()];
+      const byId = new Map<string, MinedTxRecord>();
+      for (const row of await findMinedTxsByKey(sqlOf(), keys, null)) byId.set(rowKeyId(row), row);
+      // each read its own object: a caller may keep or change what it is given
+      return asked.map((k) => {
+        const row = byId.get(rowKeyId(k));
+        return row && { ...row };
+      });
+    },
+  );
+  return ({ tx_id, index_block_hash, microblock_hash }) => read({ tx_id, index_block_hash, microblock_hash });
 }
 
 export interface MempoolLookup {
