@@ -148,8 +148,8 @@ export interface BlockWithTxs extends BlockRecord {
  * hold many Stacks blocks: the last one is shown). With its txs (newest first, as the block keeps their ids:
  * migration 023) and the microblocks it accepted (streamed on its parent) and those streamed on it. One flat
  * statement, built once (four round trips and their composed fragments cost more client CPU than PostgreSQL
- * spends); the tx counts of the accepted microblocks in a second one, run only when there are any (then
- * with the block read again, in one snapshot).
+ * spends); with the tx counts of the accepted microblocks only when there are any (a second statement, the
+ * first one wrapped).
  */
 type BlockAtBurnHeightRow = BlockRecord & {
   txs_json: string;
@@ -182,15 +182,26 @@ export const BLOCK_AT_BURN_HEIGHT = `
 const blockAtBurnHeight = statement<BlockAtBurnHeightRow, [burnBlockHeight: number]>(BLOCK_AT_BURN_HEIGHT);
 
 /** The txs an anchored read sees in each microblock ($1: their hashes), in the order given. */
-const microblockTxCounts = statement<{ microblock_hash: string; tx_count: string }, [hashes: string[]]>(`
-  SELECT h.microblock_hash, (
-      SELECT count(*) FROM txs t
-      -- "<> ''" lets the planner use the partial index txs_microblock_idx: without it the generic plan
-      -- scanned all of txs (and was JIT-compiled on every call), 1.4 s a request on a 1M-tx chain
-      WHERE t.microblock_hash = h.microblock_hash AND t.microblock_hash <> ''
-        AND ${anchoredVisibleRow('t')}) AS tx_count
-  FROM unnest($1::text[]) WITH ORDINALITY AS h(microblock_hash, position)
-  ORDER BY h.position`);
+/**
+ * The block-by-burn-height statement with the tx counts of the accepted microblocks (`accepted_tx_counts`, in
+ * their order): for the rare block that accepted any (74 of the 1M bench chain's 5,002). One statement, so the
+ * block and its counts come from one snapshot (a reorg cannot commit between them), and no transaction holds
+ * the pool's connection while other reads wait.
+ */
+const blockAtBurnHeightWithCounts = statement<
+  BlockAtBurnHeightRow & { accepted_tx_counts: string[] },
+  [burnBlockHeight: number]
+>(`
+  SELECT x.*, ARRAY(
+      SELECT (
+          SELECT count(*) FROM txs t
+          -- "<> ''" lets the planner use the partial index txs_microblock_idx: without it the generic plan
+          -- scanned all of txs (and was JIT-compiled on every call), 1.4 s a request on a 1M-tx chain
+          WHERE t.microblock_hash = h.microblock_hash AND t.microblock_hash <> ''
+            AND ${anchoredVisibleRow('t')})
+      FROM unnest(x.accepted) WITH ORDINALITY AS h(microblock_hash, position)
+      ORDER BY h.position) AS accepted_tx_counts
+  FROM (${BLOCK_AT_BURN_HEIGHT}) AS x`);
 
 export async function findBlockByBurnHeight(
   sql: Sql,
@@ -198,15 +209,12 @@ export async function findBlockByBurnHeight(
 ): Promise<BlockWithTxs | undefined> {
   let [row] = await blockAtBurnHeight(sql, burnBlockHeight);
   if (!row) return undefined;
-  let counts: { microblock_hash: string; tx_count: string }[] = [];
+  let counts: string[] = [];
   if (row.accepted.length > 0) {
-    // Rare (74 of the 1M bench chain's 5,002 blocks): the block and its counts are read again in one
-    // snapshot, so a reorg committed between two statements cannot pair this block with counts read after it.
-    [row, counts] = await sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (tx) => {
-      const [again] = await blockAtBurnHeight(tx, burnBlockHeight);
-      return [again, again ? await microblockTxCounts(tx, again.accepted) : []] as const;
-    });
-    if (!row) return undefined;
+    const [withCounts] = await blockAtBurnHeightWithCounts(sql, burnBlockHeight);
+    if (!withCounts) return undefined;
+    row = withCounts;
+    counts = withCounts.accepted_tx_counts;
   }
   const { accepted, streamed } = row;
   // the row completed in place: rest/spread of a row this wide took V8's slow path (2.3% of the API's CPU
@@ -214,6 +222,6 @@ export async function findBlockByBurnHeight(
   return Object.assign(row, {
     microblocks_accepted: accepted,
     microblocks_streamed: streamed,
-    microblock_tx_count: Object.fromEntries(counts.map((c) => [c.microblock_hash, Number(c.tx_count)])),
+    microblock_tx_count: Object.fromEntries(row.accepted.map((hash, i) => [hash, Number(counts[i])])),
   });
 }
