@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { EVENT_LIMIT_DEFAULT } from '../../src/api/schemas/params.js';
 import type { Sql } from '../../src/store/db.js';
+import type { Store } from '../../src/store/store.js';
 import { txByIdJsonCache } from '../../src/api/cache/rendered-txs.js';
 import {
   batchedMinedTxReads,
@@ -35,6 +36,18 @@ const PAGES: EventPage[] = [
 
 const UNKNOWN = ['0x' + 'ab'.repeat(32), '0x' + '00'.repeat(32)];
 
+/** The recorded chain's mined tx ids, and the ids only its mempool has. */
+async function txIdsOf(store: Store): Promise<{ ids: string[]; mempoolOnly: string[] }> {
+  const ids = (await store.sql<{ tx_id: string }[]>`SELECT DISTINCT tx_id FROM txs ORDER BY tx_id`).map(
+    (r) => r.tx_id,
+  );
+  const mempoolOnly = (
+    await store.sql<{ tx_id: string }[]>`
+      SELECT tx_id FROM mempool_txs WHERE tx_id NOT IN (SELECT tx_id FROM txs) ORDER BY tx_id`
+  ).map((r) => r.tx_id);
+  return { ids, mempoolOnly };
+}
+
 for (const engine of testEngines(import.meta.url)) {
   for (const fixture of FIXTURES) {
     describe(`tx reads batched per turn (${fixture}, ${engine})`, () => {
@@ -42,13 +55,7 @@ for (const engine of testEngines(import.meta.url)) {
         const api = await startTestApi({ engine, fixture });
         try {
           const { store } = api;
-          const ids = (
-            await store.sql<{ tx_id: string }[]>`SELECT DISTINCT tx_id FROM txs ORDER BY tx_id`
-          ).map((r) => r.tx_id);
-          const mempoolOnly = (
-            await store.sql<{ tx_id: string }[]>`
-              SELECT tx_id FROM mempool_txs WHERE tx_id NOT IN (SELECT tx_id FROM txs) ORDER BY tx_id`
-          ).map((r) => r.tx_id);
+          const { ids, mempoolOnly } = await txIdsOf(store);
           assert.ok(ids.length >= 20, `${fixture} has mined txs (${ids.length})`);
           const asked = [...ids, ...mempoolOnly, ...UNKNOWN];
           let batches = 0;
@@ -93,13 +100,7 @@ for (const engine of testEngines(import.meta.url)) {
         const api = await startTestApi({ engine, fixture });
         try {
           const { store } = api;
-          const ids = (
-            await store.sql<{ tx_id: string }[]>`SELECT DISTINCT tx_id FROM txs ORDER BY tx_id`
-          ).map((r) => r.tx_id);
-          const mempoolOnly = (
-            await store.sql<{ tx_id: string }[]>`
-              SELECT tx_id FROM mempool_txs WHERE tx_id NOT IN (SELECT tx_id FROM txs) ORDER BY tx_id`
-          ).map((r) => r.tx_id);
+          const { ids, mempoolOnly } = await txIdsOf(store);
           const asked = [...ids, ...mempoolOnly, ...UNKNOWN];
           let batches = 0;
           const read = batchedMinedTxVersionReads(() => {
