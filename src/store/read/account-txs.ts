@@ -11,7 +11,7 @@ import {
 } from './txs.js';
 import { canonicalRow, unconfirmedStreamRow } from '../visibility.js';
 import { statement } from '../statement.js';
-import { batchedReads } from './batched.js';
+import { batchedReads, distinctKeys } from './batched.js';
 
 // A principal's transactions (NOTES-upstream A.8, A.9), newest first: those it sent, received a token
 // transfer in, called or deployed as a contract, or took part in as a party of an STX/FT/NFT event. They come
@@ -249,7 +249,7 @@ export function batchedAccountTxReads(sqlOf: () => Sql): AccountTxRowsReader {
     () => '',
     ({ principal, txId }) => accountTxRows(sqlOf(), principal, txId),
     async (asks) => {
-      const pairs = [...new Map(asks.map((a) => [pairId(a), a])).values()];
+      const pairs = distinctKeys(asks, pairId);
       const rows = await accountTxsWithTransfers(
         sqlOf(),
         pairs.map((p) => p.principal),

@@ -52,3 +52,31 @@ export function batchedReads<Ask, Answer>(
       waiting.push({ ask, resolve, reject });
     });
 }
+
+/** The distinct keys of a batch's asks, in first-asked order (what its statement reads). */
+export function distinctKeys<Ask>(asks: readonly Ask[], keyOf: (ask: Ask) => string): Ask[] {
+  return [...new Map(asks.map((ask) => [keyOf(ask), ask])).values()];
+}
+
+/**
+ * The answer of each ask from the rows a batch's statement read (the first row of a key wins; undefined for a
+ * key no row has), made by `answerOf` for each ask (the row itself by default: asks of one key then share it;
+ * a copy for callers that may keep or change what they are given).
+ */
+export function answersByKey<Ask, Row, Answer = Row>(
+  asks: readonly Ask[],
+  keyOfAsk: (ask: Ask) => string,
+  rows: readonly Row[],
+  keyOfRow: (row: Row) => string,
+  answerOf: (row: Row) => Answer = (row) => row as unknown as Answer,
+): (Answer | undefined)[] {
+  const byKey = new Map<string, Row>();
+  for (const row of rows) {
+    const key = keyOfRow(row);
+    if (!byKey.has(key)) byKey.set(key, row);
+  }
+  return asks.map((ask) => {
+    const row = byKey.get(keyOfAsk(ask));
+    return row === undefined ? undefined : answerOf(row);
+  });
+}

@@ -1,7 +1,7 @@
 import type { Sql } from '../db.js';
 import { MempoolStatus } from '../schema/codes.js';
 import { statement } from '../statement.js';
-import { batchedReads } from './batched.js';
+import { answersByKey, batchedReads, distinctKeys } from './batched.js';
 import type { MempoolTxRow, TxRow } from '../schema/rows.js';
 import { decodedTxColumns, txColumns } from '../schema/tables.js';
 import { canonicalRow, unconfirmedRow, visibleRow, type Visibility } from '../visibility.js';
@@ -250,12 +250,14 @@ export function batchedMinedTxReads(sqlOf: () => Sql): MinedTxReader {
     ({ txId, visibility, page }) => findMinedTx(sqlOf(), txId, visibility, page),
     async (asks) => {
       const { visibility, page } = asks[0];
-      const byId = new Map<string, MinedTxRecord>();
-      const ids = [...new Set(asks.map((a) => a.txId))];
-      for (const row of await findMinedTxs(sqlOf(), ids, { unanchored: visibility.unanchored }, page)) {
-        if (!byId.has(row.tx_id)) byId.set(row.tx_id, row);
-      }
-      return asks.map((a) => byId.get(a.txId));
+      const ids = distinctKeys(asks, (a) => a.txId).map((a) => a.txId);
+      const rows = await findMinedTxs(sqlOf(), ids, { unanchored: visibility.unanchored }, page);
+      return answersByKey(
+        asks,
+        (a) => a.txId,
+        rows,
+        (row) => row.tx_id,
+      );
     },
   );
   return (txId, visibility, page) => read({ txId, visibility, page });
@@ -308,16 +310,16 @@ export function batchedMinedTxVersionReads(sqlOf: () => Sql): MinedTxVersionRead
     ({ visibility }) => String(visibility.unanchored),
     ({ txId, visibility }) => findMinedTxVersion(sqlOf(), txId, visibility),
     async (asks) => {
-      const byId = new Map<string, MinedTxVersion>();
-      const ids = [...new Set(asks.map((a) => a.txId))];
-      for (const row of await findMinedTxVersions(sqlOf(), ids, asks[0].visibility)) {
-        if (!byId.has(row.tx_id)) byId.set(row.tx_id, versionOf(row));
-      }
+      const ids = distinctKeys(asks, (a) => a.txId).map((a) => a.txId);
+      const rows = await findMinedTxVersions(sqlOf(), ids, asks[0].visibility);
       // each read its own object: a caller may keep or change what it is given
-      return asks.map((a) => {
-        const version = byId.get(a.txId);
-        return version && { ...version };
-      });
+      return answersByKey(
+        asks,
+        (a) => a.txId,
+        rows,
+        (row) => row.tx_id,
+        versionOf,
+      );
     },
   );
   return (txId, visibility) => read({ txId, visibility: { unanchored: visibility.unanchored } });
@@ -391,14 +393,9 @@ export function batchedMinedTxReadsByKey(sqlOf: () => Sql): MinedTxByKeyReader {
     () => '',
     (key) => findMinedTxByKey(sqlOf(), key, null),
     async (asked) => {
-      const keys = [...new Map(asked.map((k) => [rowKeyId(k), k])).values()];
-      const byId = new Map<string, MinedTxRecord>();
-      for (const row of await findMinedTxsByKey(sqlOf(), keys, null)) byId.set(rowKeyId(row), row);
+      const rows = await findMinedTxsByKey(sqlOf(), distinctKeys(asked, rowKeyId), null);
       // each read its own object: a caller may keep or change what it is given
-      return asked.map((k) => {
-        const row = byId.get(rowKeyId(k));
-        return row && { ...row };
-      });
+      return answersByKey(asked, rowKeyId, rows, rowKeyId, (row) => ({ ...row }));
     },
   );
   return ({ tx_id, index_block_hash, microblock_hash }) => read({ tx_id, index_block_hash, microblock_hash });
