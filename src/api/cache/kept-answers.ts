@@ -185,6 +185,26 @@ function keptBeforeValidation(
 /** The tag a request was answered under, for the requests whose fresh body is to be kept. */
 const pending = new WeakMap<FastifyRequest, { tag: string; generation: string }>();
 
+/**
+ * The onSend hook of a route with kept answers: `keep` (which returns the payload to send) runs for the answers
+ * made fresh, those `pendingOf` holds a record of; every other one, a kept answer among them, passes through
+ * as it is, without a promise of its own (a callback hook).
+ */
+function keepingOnSend<Made>(
+  pendingOf: WeakMap<FastifyRequest, Made>,
+  keep: (request: FastifyRequest, reply: FastifyReply, payload: unknown, made: Made) => Promise<unknown>,
+): onSendHookHandler {
+  return function keepFreshAnswer(request, reply, payload, done) {
+    const made = pendingOf.get(request);
+    if (made === undefined) {
+      done(null, payload);
+      return;
+    }
+    pendingOf.delete(request);
+    keep(request, reply, payload, made).then((sent) => done(null, sent), done);
+  };
+}
+
 /** A fresh 200 body as the onSend hook gets it, or null when there is none to keep. */
 function freshBody(reply: FastifyReply, payload: unknown): Buffer | null {
   if (reply.statusCode !== 200) return null;
@@ -244,11 +264,7 @@ export function keptByEtag(
     }
     pending.set(request, { tag, generation });
   };
-  const onSend: onSendHookHandler = async (request, reply, payload) => {
-    const made = pending.get(request);
-    if (made === undefined) return payload;
-    pending.delete(request);
-    const { tag, generation } = made;
+  const onSend = keepingOnSend(pending, async (request, reply, payload, { tag, generation }) => {
     if (reply.statusCode !== 200) return payload;
     // the tag the answer went out under (a handler may name a more precise one: `latest` found a newer tip)
     if (reply.getHeader('etag') !== `"${tag}"` || (await computeTag(request)) !== tag) return payload;
@@ -258,7 +274,7 @@ export function keptByEtag(
     if (body === null) return payload;
     answers.set(generation, request.url, { body, etag: tag });
     return body;
-  };
+  });
   return { onRequest, preHandler, onSend };
 }
 
@@ -309,10 +325,7 @@ export function keptWithOwnTags(
     pendingOwnTag.set(request, { state, readsMempool: false });
     return undefined;
   });
-  const onSend: onSendHookHandler = async (request, reply, payload) => {
-    const made = pendingOwnTag.get(request);
-    if (made === undefined) return payload;
-    pendingOwnTag.delete(request);
+  const onSend = keepingOnSend(pendingOwnTag, async (request, reply, payload, made) => {
     const etag = reply.getHeader('etag');
     if (reply.statusCode !== 200 || typeof etag !== 'string' || !etag.startsWith('"')) return payload;
     // Kept only if the state is the one the answer was made under: a read that raced with ingest (the rows
@@ -329,6 +342,6 @@ export function keptWithOwnTags(
       mempool: readsMempool ? state.mempool : undefined,
     });
     return body;
-  };
+  });
   return { onRequest, onSend };
 }
