@@ -216,6 +216,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         params: Type.Object({ principal: PrincipalParam, tx_id: AccountTxIdParam }),
         response: { 200: TransactionWithTransfers, ...errorResponses },
       },
+      onRequest: keptTxWithTransfers.onRequest,
       preHandler: keptTxWithTransfers.preHandler,
       onSend: keptTxWithTransfers.onSend,
     },
