@@ -35,6 +35,14 @@ interface Pair {
   txId: string;
 }
 
+/** Rows of a batch without the `ord` they carry (which pair of the batch they answer). */
+const withoutOrd = (rows: readonly object[]) =>
+  rows.map((row) => {
+    const { ord, ...rest } = row as { ord?: unknown };
+    assert.ok(Number(ord) >= 1, `a batch row says which pair it answers (${String(ord)})`);
+    return rest;
+  });
+
 /** Every (principal, tx) pair of the principal index (at most `limit`), and pairs that match nothing. */
 async function pairsOf(sql: Sql, limit: number): Promise<Pair[]> {
   const rows = await sql<{ principal: string; tx_id: string }[]>`
@@ -86,7 +94,7 @@ for (const engine of testEngines(import.meta.url)) {
           let multiTransfer = 0;
           for (const [i, { principal, txId }] of asked.entries()) {
             const alone = [...(await accountTxRows(store.sql, principal, txId))];
-            assert.deepEqual(together[i], alone, `${principal} in ${txId}`);
+            assert.deepEqual(withoutOrd(together[i]), alone, `${principal} in ${txId}`);
             if (alone.length === 0) notFound += 1;
             else found += 1;
             const withTransfer = alone.filter((r) => r.event_index !== null).length;
@@ -135,10 +143,10 @@ for (const engine of testEngines(import.meta.url)) {
           let withAbi = 0;
           for (const [i, { principal, txId }] of pairs.entries()) {
             const alone = [...(await accountTxRows(store.sql, principal, txId, true))];
-            assert.deepEqual(withRows[i], alone, `${principal} in ${txId}`);
+            assert.deepEqual(withoutOrd(withRows[i]), alone, `${principal} in ${txId}`);
             // the columns of the read without the row: the same values (key, event count, transfers)
             const without = await accountTxRows(store.sql, principal, txId);
-            assert.deepEqual(withoutRows[i], [...without]);
+            assert.deepEqual(withoutOrd(withoutRows[i]), [...without]);
             assert.equal(alone.length, without.length);
             for (const [j, row] of without.entries()) {
               const asRead = alone[j] as Record<string, unknown>;

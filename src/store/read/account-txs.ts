@@ -254,7 +254,10 @@ export function accountTxRows(
   return (withRow ? accountTxWithTransfersAndRow : accountTxWithTransfers)(sql, principal, txId);
 }
 
-/** `accountTxRows` as a function, for reads that may be answered together (`batchedAccountTxReads`). */
+/**
+ * `accountTxRows` as a function, for reads that may be answered together (`batchedAccountTxReads`: the rows of
+ * a batch also carry `ord`, which pair of the batch they answer).
+ */
 export type AccountTxRowsReader = (
   principal: string,
   txId: string,
@@ -288,7 +291,10 @@ export function batchedAccountTxReads(sqlOf: () => Sql): AccountTxRowsReader {
         pairs.map((p) => p.txId),
       );
       const rowsOfPair: AccountTxTransferRow[][] = pairs.map(() => []);
-      for (const { ord, ...row } of rows) rowsOfPair[Number(ord) - 1].push(row);
+      // the rows as read, `ord` left on them: copying a row without it (`{ ord, ...row }`) cost more than the
+      // rest of this function, ~1.6% of the API's samples with the mined row's 45 columns (bench/profile-http.ts,
+      // 1M chain)
+      for (const row of rows) rowsOfPair[Number(row.ord) - 1].push(row);
       const byId = new Map(pairs.map((p, i) => [pairId(p), rowsOfPair[i]]));
       // each read its own array: a caller may keep or change what it is given
       return asks.map((a) => [...byId.get(pairId(a))!]);
