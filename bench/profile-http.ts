@@ -3,13 +3,15 @@
 // A fresh server per case, so each profile holds that case's load only.
 //
 //   npx tsx bench/profile-http.ts --cases <text,...> [--chain tiny|small] [--seconds 10] [--connections 32]
-//                                 [--top 25] [--database-url <url>] [--without-profiler]
+//                                 [--top 25] [--database-url <url>] [--without-profiler] [--checkout <dir>]
 //
 // `--database-url` serves a database that is already loaded (the 1M chain takes ~6 min of both cores to
 // ingest) instead of generating and ingesting `--chain`: nothing is written to it, and as its cluster may be
 // shared, statistics are what changed during the case (pg_stat_statements of that database, never reset) and
 // PostgreSQL CPU is that of the API's own backends (`apiBackendPids`), not the whole cluster's.
 // `--without-profiler` runs the API without `--cpu-prof`, for CPU figures the profiler does not inflate.
+// `--checkout` serves the API of another checkout (e.g. /work/main) with this one's cases and inputs, so that two
+// versions of the code are measured on the same walk (A/B runs on a database loaded once).
 //
 // Writes bench/out/profile-http.md and prints it. Absolute times move with the machine's load; the shares
 // (which functions, which statements) are what to read.
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     top: { type: 'string', default: '25' },
     'database-url': { type: 'string' },
     'without-profiler': { type: 'boolean', default: false },
+    checkout: { type: 'string' },
   },
 });
 
@@ -213,12 +216,13 @@ async function main() {
     const profiling = !values['without-profiler'];
     sections.push(
       `# HTTP profile, ${served.description}, ${values.seconds} s per case, ${values.connections} connections` +
+        (values.checkout ? `, API of ${values.checkout}` : '') +
         (profiling ? '' : ', profiler off'),
     );
     for (const c of cases) {
       for (const f of readdirSync(profDir)) rmSync(join(profDir, f));
       process.env.BENCH_SERVER_NODE_OPTIONS = profiling ? `--cpu-prof --cpu-prof-dir=${profDir}` : '';
-      const server = await startServer('api', served.url);
+      const server = await startServer('api', served.url, values.checkout);
       let result;
       let statements: StatementRow[];
       try {

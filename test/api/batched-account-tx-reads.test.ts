@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Sql } from '../../src/store/db.js';
 import { EventKind } from '../../src/store/schema/codes.js';
-import { accountTxRows, batchedAccountTxReads } from '../../src/store/read/account-txs.js';
+import { accountTxRows, batchedAccountTxReads, readAccountTx } from '../../src/store/read/account-txs.js';
 import { batchedMinedTxReadsByKey, findMinedTxByKey, type MinedTxRowKey } from '../../src/store/read/txs.js';
 import { sameAnswersTogetherAndAlone, startTestApi } from '../support/api.js';
 import { openTestDatabase, stopOwnCluster } from '../support/database.js';
@@ -34,6 +34,14 @@ interface Pair {
   principal: string;
   txId: string;
 }
+
+/** Rows of a batch without the `ord` they carry (which pair of the batch they answer). */
+const withoutOrd = (rows: readonly object[]) =>
+  rows.map((row) => {
+    const { ord, ...rest } = row as { ord?: unknown };
+    assert.ok(Number(ord) >= 1, `a batch row says which pair it answers (${String(ord)})`);
+    return rest;
+  });
 
 /** Every (principal, tx) pair of the principal index (at most `limit`), and pairs that match nothing. */
 async function pairsOf(sql: Sql, limit: number): Promise<Pair[]> {
@@ -86,7 +94,7 @@ for (const engine of testEngines(import.meta.url)) {
           let multiTransfer = 0;
           for (const [i, { principal, txId }] of asked.entries()) {
             const alone = [...(await accountTxRows(store.sql, principal, txId))];
-            assert.deepEqual(together[i], alone, `${principal} in ${txId}`);
+            assert.deepEqual(withoutOrd(together[i]), alone, `${principal} in ${txId}`);
             if (alone.length === 0) notFound += 1;
             else found += 1;
             const withTransfer = alone.filter((r) => r.event_index !== null).length;
@@ -110,6 +118,55 @@ for (const engine of testEngines(import.meta.url)) {
             [...(await accountTxRows(store.sql, first.principal, first.txId))],
           );
           assert.equal(batches, 1);
+        } finally {
+          await api.close();
+        }
+      });
+
+      test('read with the mined row: the same rows plus the record findMinedTxByKey gives, batched and alone', async () => {
+        const api = await startTestApi({ engine, fixture });
+        try {
+          const { store } = api;
+          const pairs = await pairsOf(store.sql, 1500);
+          let batches = 0;
+          const read = batchedAccountTxReads(() => {
+            batches += 1;
+            return store.sql;
+          });
+          // asked with and without the row in one turn: one statement each
+          const [withRows, withoutRows] = await Promise.all([
+            Promise.all(pairs.map((p) => read(p.principal, p.txId, true))),
+            Promise.all(pairs.map((p) => read(p.principal, p.txId))),
+          ]);
+          assert.equal(batches, 2, 'one statement per kind of read');
+          let found = 0;
+          let withAbi = 0;
+          for (const [i, { principal, txId }] of pairs.entries()) {
+            const alone = [...(await accountTxRows(store.sql, principal, txId, true))];
+            assert.deepEqual(withoutOrd(withRows[i]), alone, `${principal} in ${txId}`);
+            // the columns of the read without the row: the same values (key, event count, transfers)
+            const without = await accountTxRows(store.sql, principal, txId);
+            assert.deepEqual(withoutOrd(withoutRows[i]), [...without]);
+            assert.equal(alone.length, without.length);
+            for (const [j, row] of without.entries()) {
+              const asRead = alone[j] as Record<string, unknown>;
+              assert.deepEqual(
+                Object.fromEntries(Object.keys(row).map((column) => [column, asRead[column]])),
+                { ...row },
+                `${principal} in ${txId}, row ${j}`,
+              );
+            }
+            // the whole answer: the mined record from the first statement, as findMinedTxByKey reads it
+            const parts = await readAccountTx(store.sql, principal, txId, undefined, { rowWithKey: true });
+            assert.deepEqual(parts, await readAccountTx(store.sql, principal, txId));
+            if (parts) {
+              found += 1;
+              assert.deepEqual(parts.tx, await findMinedTxByKey(store.sql, parts.key, null));
+              if (parts.tx?.function_abi) withAbi += 1;
+            }
+          }
+          assert.ok(found >= pairs.length / 2, `pairs found (${found} of ${pairs.length})`);
+          if (fixture === 'generated/gen-small') assert.ok(withAbi > 0, `rows with an ABI (${withAbi})`);
         } finally {
           await api.close();
         }

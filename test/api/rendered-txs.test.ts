@@ -44,6 +44,27 @@ describe('the rendered mined tx cache', () => {
     assert.deepEqual(cache.get(key(2)), json(2));
     assert.deepEqual(cache.get(key(4)), json(4));
   });
+
+  test('holdsTx: whether a rendering of some row of the tx is kept, through evictions and forks', () => {
+    const cache = new MinedTxJsonCache(3);
+    assert.equal(cache.holdsTx(key(1).tx_id), false);
+    cache.set(key(1), json(1));
+    cache.set(key(1, { index_block_hash: '0xbb' }), json(1)); // the same tx mined on another fork
+    cache.set(key(1), json(1)); // kept again: still one entry
+    cache.set(key(2, { canonical: false }), json(2)); // not kept
+    assert.equal(cache.size, 2);
+    assert.equal(cache.holdsTx(key(1).tx_id), true);
+    assert.equal(cache.holdsTx(key(2).tx_id), false);
+    cache.set(key(3), json(3));
+    cache.set(key(4), json(4)); // evicts the first row of tx 1: its other row is still kept
+    assert.equal(cache.holdsTx(key(1).tx_id), true);
+    cache.set(key(5), json(5)); // evicts its second row
+    assert.equal(cache.holdsTx(key(1).tx_id), false);
+    assert.deepEqual(
+      [3, 4, 5].map((n) => cache.holdsTx(key(n).tx_id)),
+      [true, true, true],
+    );
+  });
 });
 
 describe('the tx-by-id rendering cache', () => {

@@ -23,6 +23,8 @@ const MAX_ENTRIES = 10_000;
 /** Row key → rendering, the oldest insertion evicted first. */
 export class MinedTxJsonCache {
   private readonly entries = new Map<string, MinedTxJson>();
+  /** tx id → how many of its rows have a kept rendering (one, but for a tx mined on two forks) */
+  private readonly rowsOfTx = new Map<string, number>();
 
   constructor(private readonly maxEntries = MAX_ENTRIES) {}
 
@@ -30,14 +32,35 @@ export class MinedTxJsonCache {
     return isKeepable(key) ? this.entries.get(rowKey(key)) : undefined;
   }
 
+  /**
+   * Whether a rendering of some row of this tx is kept: a reader that must first learn which row is visible
+   * (tx with transfers) reads that row with its key when none is (`AccountTxReaders.rowWithKey`).
+   */
+  holdsTx(txId: string): boolean {
+    return this.rowsOfTx.has(txId);
+  }
+
   /** Keeps the rendering of a row read with these flags (ignored unless the row may be kept). */
   set(key: MinedTxKey, value: MinedTxJson): void {
     if (!isKeepable(key)) return;
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
+    const id = rowKey(key);
+    if (!this.entries.has(id)) {
+      if (this.entries.size >= this.maxEntries) {
+        const oldest = this.entries.keys().next();
+        if (!oldest.done) {
+          this.entries.delete(oldest.value);
+          this.countRow(oldest.value.slice(0, oldest.value.indexOf('|')), -1);
+        }
+      }
+      this.countRow(key.tx_id, 1);
     }
-    this.entries.set(rowKey(key), value);
+    this.entries.set(id, value);
+  }
+
+  private countRow(txId: string, change: 1 | -1): void {
+    const rows = (this.rowsOfTx.get(txId) ?? 0) + change;
+    if (rows > 0) this.rowsOfTx.set(txId, rows);
+    else this.rowsOfTx.delete(txId);
   }
 
   get size(): number {

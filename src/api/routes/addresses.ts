@@ -93,7 +93,8 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     typicalAnswerBytes: TX_WITH_TRANSFERS_TYPICAL_BYTES,
   });
   // a single tx with transfers: the first statements of requests that arrive together are one statement, and
-  // so are their reads of the mined rows whose renderings are not kept
+  // so are their reads of the mined rows whose renderings were expected kept and were not (the row of a tx
+  // with no kept rendering is read by the first statement)
   const accountTxReaders = {
     rows: batchedAccountTxReads(() => store.sql),
     minedTx: batchedMinedTxReadsByKey(() => store.sql),
@@ -234,7 +235,8 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
           kept = cache.get(key);
           return kept !== undefined;
         },
-        accountTxReaders,
+        // no rendering of the tx kept: its row comes with the first statement (one round trip, not two)
+        { ...accountTxReaders, rowWithKey: !cache.holdsTx(txId) },
       );
       if (!part) throw new NotFoundError('No matching transaction found');
       const serialize: SerializeWith = (schema, value) => serializeWith(reply, schema, value);

@@ -5,6 +5,8 @@ import { scopeWindow, type AccountScope } from './account-scope.js';
 import {
   findMinedTxByKey,
   findMinedTxsByKey,
+  minedRecordOf,
+  minedRowColumns,
   rowKeyId,
   type MinedTxByKeyReader,
   type MinedTxRecord,
@@ -178,8 +180,12 @@ const transfersAtHeights = statement<
  */
 export const OWN_EVENTS_READ_MAX = 64;
 
-/** A row of `accountTxRows`: the tx's key and event count, with one transfer of the principal or none. */
-export type AccountTxTransferRow = AccountTxKey & { event_count: number } & Partial<TransferRecord>;
+/**
+ * A row of `accountTxRows`: the tx's key and event count, with one transfer of the principal or none; read
+ * `withRow`, the tx's mined row too (`minedRowColumns`: the key and event count are then its columns).
+ */
+export type AccountTxTransferRow = AccountTxKey & { event_count: number } & Partial<TransferRecord> &
+  Partial<Omit<MinedTxRecord, 'events'>>;
 
 /**
  * The canonical row of a tx the principal takes part in (unconfirmed microblock txs included), with its
@@ -187,11 +193,17 @@ export type AccountTxTransferRow = AccountTxKey & { event_count: number } & Part
  * its own events (a primary-key range): one row per transfer, or one with no transfer fields; none when the
  * principal takes no part in such a tx. `principal` and `txId` are SQL expressions: the parameters of the
  * single statement, or the columns of a pair of the many-pairs one. Its rows come in `TRANSFERS_ORDER`.
+ *
+ * `withRow`: each row also carries the tx's mined row (no events), from the `txs` row the statement reads
+ * anyway for the event count; its key columns are then that row's, the same values as the principal index
+ * row's (the join is on the key, and both rows' flags are flipped together: write/blocks.ts
+ * setBlocksCanonical, write/microblocks.ts). For a tx whose rendering is not kept, this saves the second
+ * statement (`findMinedTxByKey`) and its round trip.
  */
-const accountTxWithTransfersOf = (principal: string, txId: string) => `
+const accountTxWithTransfersOf = (principal: string, txId: string, withRow: boolean) => `
   SELECT k.*, e.*
   FROM (
-    SELECT ${keyColumns('p')}, t.event_count FROM principal_txs p
+    SELECT ${withRow ? minedRowColumns('t') : `${keyColumns('p')}, t.event_count`} FROM principal_txs p
     JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash
       AND t.microblock_hash = p.microblock_hash
     WHERE p.principal = ${principal} AND p.tx_id = ${txId} AND ${canonicalRow('p')}
@@ -206,30 +218,51 @@ const accountTxWithTransfersOf = (principal: string, txId: string) => `
 const TRANSFERS_ORDER = (alias: string) => `${alias}.event_index DESC`;
 
 /** `accountTxWithTransfersOf` for one (principal $1, tx $2): the key and transfers in one round trip. */
+const accountTxWithTransfersText = (withRow: boolean) =>
+  `${accountTxWithTransfersOf('$1', '$2', withRow)} ORDER BY ${TRANSFERS_ORDER('e')}`;
 const accountTxWithTransfers = statement<AccountTxTransferRow, [principal: string, txId: string]>(
-  `${accountTxWithTransfersOf('$1', '$2')} ORDER BY ${TRANSFERS_ORDER('e')}`,
+  accountTxWithTransfersText(false),
+);
+const accountTxWithTransfersAndRow = statement<AccountTxTransferRow, [principal: string, txId: string]>(
+  accountTxWithTransfersText(true),
 );
 
 /**
  * `accountTxWithTransfersOf` for many (principal, tx) pairs ($1, $2: two arrays of one length), each read by
  * the same subquery (LATERAL); `ord` (1-based) says which pair a row answers, pairs in order.
  */
-const accountTxsWithTransfers = statement<
-  AccountTxTransferRow & { ord: string },
-  [principals: string[], txIds: string[]]
->(`
+const accountTxsWithTransfersText = (withRow: boolean) => `
   SELECT a.ord, r.*
   FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS a(principal, tx_id, ord)
-  CROSS JOIN LATERAL (${accountTxWithTransfersOf('a.principal', 'a.tx_id')}) AS r
-  ORDER BY a.ord, ${TRANSFERS_ORDER('r')}`);
+  CROSS JOIN LATERAL (${accountTxWithTransfersOf('a.principal', 'a.tx_id', withRow)}) AS r
+  ORDER BY a.ord, ${TRANSFERS_ORDER('r')}`;
+type ManyPairsRow = AccountTxTransferRow & { ord: string };
+const accountTxsWithTransfers = statement<ManyPairsRow, [principals: string[], txIds: string[]]>(
+  accountTxsWithTransfersText(false),
+);
+const accountTxsWithTransfersAndRows = statement<ManyPairsRow, [principals: string[], txIds: string[]]>(
+  accountTxsWithTransfersText(true),
+);
 
 /** The rows of `accountTxWithTransfersOf` for one (principal, tx): one statement. */
-export function accountTxRows(sql: Sql, principal: string, txId: string): Promise<AccountTxTransferRow[]> {
-  return accountTxWithTransfers(sql, principal, txId);
+export function accountTxRows(
+  sql: Sql,
+  principal: string,
+  txId: string,
+  withRow = false,
+): Promise<AccountTxTransferRow[]> {
+  return (withRow ? accountTxWithTransfersAndRow : accountTxWithTransfers)(sql, principal, txId);
 }
 
-/** `accountTxRows` as a function, for reads that may be answered together (`batchedAccountTxReads`). */
-export type AccountTxRowsReader = (principal: string, txId: string) => Promise<AccountTxTransferRow[]>;
+/**
+ * `accountTxRows` as a function, for reads that may be answered together (`batchedAccountTxReads`: the rows of
+ * a batch also carry `ord`, which pair of the batch they answer).
+ */
+export type AccountTxRowsReader = (
+  principal: string,
+  txId: string,
+  withRow?: boolean,
+) => Promise<AccountTxTransferRow[]>;
 
 /**
  * `accountTxRows` for reads that arrive together (store/read/batched.ts): the (principal, tx) pairs asked
@@ -243,26 +276,31 @@ export function batchedAccountTxReads(sqlOf: () => Sql): AccountTxRowsReader {
   interface Ask {
     principal: string;
     txId: string;
+    withRow: boolean;
   }
   const pairId = (a: Ask) => `${a.principal}|${a.txId}`;
   const read = batchedReads<Ask, AccountTxTransferRow[]>(
-    () => '',
-    ({ principal, txId }) => accountTxRows(sqlOf(), principal, txId),
+    ({ withRow }) => String(withRow),
+    ({ principal, txId, withRow }) => accountTxRows(sqlOf(), principal, txId, withRow),
     async (asks) => {
       const pairs = distinctKeys(asks, pairId);
-      const rows = await accountTxsWithTransfers(
+      const many = asks[0].withRow ? accountTxsWithTransfersAndRows : accountTxsWithTransfers;
+      const rows = await many(
         sqlOf(),
         pairs.map((p) => p.principal),
         pairs.map((p) => p.txId),
       );
       const rowsOfPair: AccountTxTransferRow[][] = pairs.map(() => []);
-      for (const { ord, ...row } of rows) rowsOfPair[Number(ord) - 1].push(row);
+      // the rows as read, `ord` left on them: copying a row without it (`{ ord, ...row }`) cost more than the
+      // rest of this function, ~1.6% of the API's samples with the mined row's 45 columns (bench/profile-http.ts,
+      // 1M chain)
+      for (const row of rows) rowsOfPair[Number(row.ord) - 1].push(row);
       const byId = new Map(pairs.map((p, i) => [pairId(p), rowsOfPair[i]]));
       // each read its own array: a caller may keep or change what it is given
       return asks.map((a) => [...byId.get(pairId(a))!]);
     },
   );
-  return (principal, txId) => read({ principal, txId });
+  return (principal, txId, withRow = false) => read({ principal, txId, withRow });
 }
 
 /**
@@ -350,6 +388,12 @@ export interface AccountTxReaders {
   rows?: AccountTxRowsReader;
   /** the mined row, unless skipped (default: `findMinedTxByKey`; the route passes `batchedMinedTxReadsByKey`'s) */
   minedTx?: MinedTxByKeyReader;
+  /**
+   * Read the mined row with the first statement (`accountTxRows` `withRow`) instead of by `minedTx` after it:
+   * for a caller that expects `skipRow` to say no (it holds no rendering of the tx), one statement instead of
+   * two. The row is not used when `skipRow` says yes after all.
+   */
+  rowWithKey?: boolean;
 }
 
 /**
@@ -366,16 +410,17 @@ export async function readAccountTx(
   readers: AccountTxReaders = {},
 ): Promise<AccountTxParts | undefined> {
   const {
-    rows: readRows = (p, t) => accountTxRows(sql, p, t),
+    rows: readRows = (p, t, withRow) => accountTxRows(sql, p, t, withRow),
     minedTx: readMinedTx = (k) => findMinedTxByKey(sql, k, null),
+    rowWithKey = false,
   } = readers;
-  const rows = await readRows(principal, txId);
+  const rows = await readRows(principal, txId, rowWithKey);
   if (rows.length === 0) return undefined;
   const key = toKey(rows[0]);
   const ownEvents = rows[0].event_count <= OWN_EVENTS_READ_MAX;
   const skip = skipRow(key);
   const [tx, transfers] = await Promise.all([
-    skip ? null : readMinedTx(key),
+    skip ? null : rowWithKey ? minedRecordOf(rows[0] as Omit<MinedTxRecord, 'events'>) : readMinedTx(key),
     ownEvents ? transfersOfRows(key, rows) : findTransfers(sql, principal, [key]),
   ]);
   if (!skip && !tx) return undefined;

@@ -118,9 +118,26 @@ const eventsOf = (alias: string, from: string, to: string) => `
       AND e.microblock_hash = ${alias}.microblock_hash
       AND e.event_index >= ${from}::integer AND e.event_index < ${to}::integer) AS events`;
 
+/** The columns of a mined row `alias` without its events: `MinedTxRecord` but `events` (`minedRecordOf`). */
+export const minedRowColumns = (alias: string) => `${columnsOf(alias, MINED_COLUMNS)}, ${functionAbi(alias)}`;
+
 /** The SELECT list of a mined row, its events paged by the parameters `from` and `to`. */
 const minedSelect = (from: string, to: string) =>
-  `SELECT ${columnsOf('t', MINED_COLUMNS)}, ${functionAbi('t')}, ${eventsOf('t', from, to)}`;
+  `SELECT ${minedRowColumns('t')}, ${eventsOf('t', from, to)}`;
+
+/**
+ * The record (no events) of a row read with `minedRowColumns` among other columns: what `findMinedTxByKey`
+ * gives for its key with no event page.
+ */
+export function minedRecordOf(
+  row: Pick<MinedTxRecord, (typeof MINED_COLUMNS)[number] | 'function_abi'>,
+): MinedTxRecord {
+  const record: Record<string, unknown> = {};
+  for (const column of MINED_COLUMNS) record[column] = row[column];
+  record.function_abi = row.function_abi;
+  record.events = [];
+  return record as unknown as MinedTxRecord;
+}
 
 /** Event bounds of a page as statement parameters: [from, to); no page reads none. */
 function eventBounds(page: EventPage | null): [number, number] {
