@@ -29,7 +29,6 @@ import {
   minedTxKeys,
   pruneMinedTxs,
   resolveSameNonce,
-  type MinedTxKey,
   restoreToMempool,
 } from '../store/write/mempool.js';
 import {
@@ -326,7 +325,8 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     await confirmMicroblocks(sql, accepted, orphanedMicroblocks, msg, ctx, tip);
     await applyStoredContributions(sql, [block.index_block_hash], 1);
     if (!ordinalsOnInsert) await assignOrdinals(sql, [block.index_block_hash]);
-    await sendAll(afterContributions(sql, msg, block, ctx, await minedTxKeys(sql, [block.index_block_hash])));
+    const mined = await minedTxKeys(sql, [block.index_block_hash]);
+    await sendAll(afterContributions(sql, msg, block, ctx, pruneMinedTxs(sql, mined)));
     return true;
   }
   const last = sendAll([
@@ -337,8 +337,9 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     fresh
       ? applyRowContributions(sql, { events: rows.events, txs: rows.txs, rewards: rewardRows }, 1)
       : applyStoredContributions(sql, [block.index_block_hash], 1),
-    // `rows.txs` are the block's txs (a tx the payload repeats twice prunes the same rows twice)
-    ...afterContributions(sql, msg, block, ctx, rows.txs),
+    // `rows.txs` are the block's txs (a tx the payload repeats twice prunes the same rows twice), and the
+    // block is the new tip: its txs are the last mined of the pairs they claim (`pruneMinedTxs`)
+    ...afterContributions(sql, msg, block, ctx, pruneMinedTxs(sql, rows.txs, { atTip: true })),
   ]);
   ctx.writesSent?.();
   await last;
@@ -367,16 +368,19 @@ async function sameContentAsStored(sql: TransactionSql, msg: NewBlock, known: St
   );
 }
 
-/** What follows the contributions of a new canonical block: mempool pruning, the tip, mempool upkeep. */
+/**
+ * What follows the contributions of a new canonical block: mempool pruning (`pruned`, sent by the caller
+ * just before), the tip, mempool upkeep.
+ */
 function afterContributions(
   sql: TransactionSql,
   msg: NewBlock,
   block: BlockRow,
   ctx: ApplyContext,
-  mined: readonly MinedTxKey[],
+  pruned: Promise<unknown>,
 ) {
   return [
-    pruneMinedTxs(sql, mined),
+    pruned,
     setChainTipBlock(sql, block, [
       msg.pox_v1_unlock_height,
       msg.pox_v2_unlock_height,

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { addressOf, deployTx, type BuiltTx, type KeyName } from '../support/chain.js';
-import { stopOwnCluster } from '../support/database.js';
+import { silentLogger, stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
-import { getJson as get, startTestApi, withApi, type TestApi } from '../support/api.js';
+import { buildApiServer } from '../../src/api/server.js';
+import { DEMO } from '../../src/api/schemas/examples.js';
+import { API_VERSION, getJson as get, startTestApi, withApi, type TestApi } from '../support/api.js';
 
 after(stopOwnCluster);
 
@@ -201,6 +203,51 @@ for (const engine of testEngines(import.meta.url)) {
       const after = await get(app, query(ids.success), { 'if-none-match': tag });
       assert.equal(after.status, 200);
       assert.equal(after.headers.etag, `"${api.chain.tip!.index_block_hash}"`);
+    });
+
+    test('5 ids: the kept answer equals a fresh server’s; a bad id list is a 400 even under the current ETag', async () => {
+      const five = query(ids.success, ids.failed, ids.redeployed, ids.pending, ids.unknown);
+      const first = await app.inject({ method: 'GET', url: five });
+      const kept = await app.inject({ method: 'GET', url: five });
+      const fresh = await buildApiServer({ apiVersion: API_VERSION, store: api.store, logger: silentLogger });
+      try {
+        const other = await fresh.inject({ method: 'GET', url: five });
+        assert.equal(first.statusCode, 200);
+        assert.deepEqual(Object.keys(first.json()), [
+          ids.success,
+          ids.failed,
+          ids.redeployed,
+          ids.pending,
+          ids.unknown,
+        ]);
+        assert.equal(kept.body, first.body);
+        assert.equal(kept.body, other.body, 'kept = fresh');
+        for (const header of [
+          'etag',
+          'cache-control',
+          'content-type',
+          'x-api-version',
+          'access-control-allow-origin',
+        ]) {
+          assert.equal(kept.headers[header], other.headers[header], header);
+        }
+      } finally {
+        await fresh.close();
+      }
+      const tag = String(first.headers.etag);
+      const notModified = await app.inject({ method: 'GET', url: five, headers: { 'if-none-match': tag } });
+      assert.equal(notModified.statusCode, 304);
+      // the kept list with one bad id more: validated, the same 400 with or without the tag the client holds
+      const badChecksum = `${ALICE.slice(0, -1)}${ALICE.endsWith('A') ? 'B' : 'A'}.token`;
+      const bad = `${five}&contract_id=${badChecksum}`;
+      const plain = await get(app, bad);
+      const withTag = await get(app, bad, { 'if-none-match': tag });
+      assert.equal(plain.status, 400);
+      assert.deepEqual(withTag.body, plain.body);
+      assert.equal(
+        plain.body.message,
+        `querystring/contract_id must be contract ids: "${badChecksum}" is not a contract id (expected <stacks address>.<contract name>, e.g. ${DEMO.contractId})`,
+      );
     });
 
     test('tear down', async () => {

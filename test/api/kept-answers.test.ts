@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { KeptAnswers } from '../../src/api/cache/kept-answers.js';
+import Fastify from 'fastify';
+import { clientHasVersion } from '../../src/api/cache/etag.js';
+import { KeptAnswers, keptByEtag, keptWithOwnTags } from '../../src/api/cache/kept-answers.js';
 import { buildApiServer } from '../../src/api/server.js';
 import { API_VERSION, startTestApi } from '../support/api.js';
 import { addressOf, ev, transferTx } from '../support/chain.js';
@@ -69,6 +71,82 @@ describe('answers kept by their ETag', () => {
     const eager = new KeptAnswers({ maxBytes: 2048 });
     eager.get('g1', '/a');
     assert.equal(eager.admits('g1', '/a'), true);
+  });
+
+  test('a kept answer is served before validation, only for a URL whose answer was kept; 304 and 400 as before', async () => {
+    // A real Fastify route with a validated query, counting what runs: a kept answer's URL skips validation
+    // (the schema's pattern and the preValidation hook) and the handler; any other URL goes through both.
+    let tag = 't1';
+    const ran = { preValidation: 0, handler: 0 };
+    const app = Fastify();
+    const byTag = keptByEtag(async () => tag);
+    const byOwnTag = keptWithOwnTags(async () => ({ generation: tag, mempool: 'm1' }));
+    const schema = {
+      querystring: { type: 'object', properties: { id: { type: 'string', pattern: '^[a-z]+$' } } },
+    };
+    const preValidation = async () => {
+      ran.preValidation += 1;
+    };
+    app.get('/tagged', { schema, preValidation, ...byTag }, async (request) => {
+      ran.handler += 1;
+      return { id: (request.query as { id: string }).id, handler: ran.handler };
+    });
+    app.get('/own', { schema, preValidation, ...byOwnTag }, async (request, reply) => {
+      ran.handler += 1;
+      clientHasVersion(request, reply, `own-${tag}`); // the tag of what the handler read
+      return { id: (request.query as { id: string }).id, handler: ran.handler };
+    });
+    try {
+      for (const route of ['/tagged', '/own']) {
+        const etag = route === '/own' ? '"own-t1"' : '"t1"';
+        const count = () => ({ ...ran });
+        const fresh = await app.inject({ url: `${route}?id=abc` });
+        assert.equal(fresh.statusCode, 200, route);
+        const afterFresh = count();
+        const kept = await app.inject({ url: `${route}?id=abc` });
+        assert.deepEqual(
+          count(),
+          afterFresh,
+          `${route}: a kept answer runs neither validation nor the handler`,
+        );
+        assert.equal(kept.body, fresh.body);
+        assert.equal(kept.headers.etag, etag);
+        assert.equal(kept.headers.etag, fresh.headers.etag);
+        assert.equal(kept.headers['content-type'], 'application/json; charset=utf-8');
+        assert.equal(kept.headers['cache-control'], fresh.headers['cache-control']);
+        // the client holds it: 304 from the kept entry, still without validation
+        const notModified = await app.inject({ url: `${route}?id=abc`, headers: { 'if-none-match': etag } });
+        assert.equal(notModified.statusCode, 304);
+        assert.equal(notModified.body, '');
+        assert.deepEqual(count(), afterFresh);
+        // an invalid URL is validated, whatever the client holds: the schema's 400, never a 304
+        for (const headers of [{}, { 'if-none-match': etag }]) {
+          const bad = await app.inject({ url: `${route}?id=ABC`, headers });
+          assert.equal(bad.statusCode, 400, route);
+          assert.equal(bad.json().message, 'querystring/id must match pattern "^[a-z]+$"');
+        }
+        assert.equal(ran.preValidation, afterFresh.preValidation + 2);
+        assert.equal(ran.handler, afterFresh.handler);
+        // another valid URL, and a HEAD of the kept one, are made fresh
+        assert.equal((await app.inject({ url: `${route}?id=xyz` })).json().id, 'xyz');
+        assert.equal((await app.inject({ method: 'HEAD', url: `${route}?id=abc` })).statusCode, 200);
+        assert.equal(ran.handler, afterFresh.handler + 2);
+      }
+      // a new tag: nothing kept under the old one is served, before validation or after
+      tag = 't2';
+      const before = ran.handler;
+      for (const route of ['/tagged', '/own']) {
+        const res = await app.inject({
+          url: `${route}?id=abc`,
+          headers: { 'if-none-match': '"t1", "own-t1"' },
+        });
+        assert.equal(res.statusCode, 200);
+        assert.equal(res.headers.etag, route === '/own' ? '"own-t2"' : '"t2"');
+      }
+      assert.equal(ran.handler, before + 2);
+    } finally {
+      await app.close();
+    }
   });
 
   test('a kept page equals a fresh one byte for byte, and a new block or a reorg is never answered from the previous tip', async () => {

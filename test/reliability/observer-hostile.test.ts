@@ -436,9 +436,9 @@ for (const engine of testEngines(import.meta.url)) {
         assert.ok(lines.some((l) => l.msg === 'microblocks not built on the chain tip: ignored'));
 
         // Event types a newer node may send are left out of the index with a warning, not refused. NUL in a
-        // text value is dropped, as the original API does.
+        // text value is dropped, as the original API does; quotes and backslashes are kept as sent.
         const body = mutated(next, (p) => {
-          p.transactions[1].vm_error = 'boom\u0000!';
+          p.transactions[1].vm_error = 'boom\u0000! "quoted" \\ back\\slash';
           p.events.push(
             {
               txid: p.transactions[0].txid,
@@ -465,7 +465,7 @@ for (const engine of testEngines(import.meta.url)) {
         assert.equal(events.n, 3);
         const [failed] = await store.sql<{ vm_error: string }[]>`
           SELECT vm_error FROM txs WHERE tx_id = ${(JSON.parse(body) as { transactions: { txid: string }[] }).transactions[1].txid}`;
-        assert.equal(failed.vm_error, 'boom!');
+        assert.equal(failed.vm_error, 'boom! "quoted" \\ back\\slash');
         const skips = lines.filter((l) => l.msg === 'event type not indexed: skipped');
         assert.deepEqual(skips.map((l) => l.type).sort(), ['signer_event', 'stx_teleport_event']);
       } finally {

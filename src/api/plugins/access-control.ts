@@ -106,8 +106,8 @@ class AccessError extends Error {
 function isExempt(request: FastifyRequest): boolean {
   // A CORS preflight never carries the key (the browser asks first whether it may send it).
   if (request.method === 'OPTIONS') return true;
-  if (request.routeOptions.config?.accessControl === false) return true;
-  const url = request.routeOptions.url;
+  const { config, url } = request.routeOptions; // (a getter building a new object each time)
+  if (config?.accessControl === false) return true;
   return url !== undefined && EXEMPT_ROUTE_PATHS.some((p) => url === p || url.startsWith(`${p}/`));
 }
 

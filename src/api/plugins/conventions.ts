@@ -1,5 +1,5 @@
 import cors from '@fastify/cors';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 
 export const DEPRECATION_WARNING =
   '299 - "Deprecated: See https://docs.hiro.so/stacks/api for more information"';
@@ -38,10 +38,19 @@ export async function registerConventions(app: FastifyInstance, apiVersion: stri
     // gets the same 204 and allowed methods, not the plugin's plain-text 400.
     strictPreflight: false,
   });
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Callback hooks, and the deprecation decided once per route: these run on every answer, and an async hook
+  // costs a promise and a turn of the microtask queue each, `request.routeOptions` a new frozen object.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('x-api-version', apiVersion);
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-    if (request.routeOptions.config?.deprecated) reply.header('warning', DEPRECATION_WARNING);
-    return payload;
+    done(null, payload);
+  });
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.deprecated) return;
+    const warn: onSendHookHandler = (_request, reply, payload, done) => {
+      reply.header('warning', DEPRECATION_WARNING);
+      done(null, payload);
+    };
+    route.onSend = route.onSend === undefined ? [warn] : [...[route.onSend].flat(), warn];
   });
 }

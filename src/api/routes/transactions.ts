@@ -111,7 +111,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         },
       },
       preValidation: splitTxIds,
-      preHandler: keptTxLists.preHandler,
+      onRequest: keptTxLists.onRequest,
       onSend: keptTxLists.onSend,
     },
     async (request, reply) => {
@@ -208,7 +208,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           ...errorResponses,
         },
       },
-      preHandler: keptTxs.preHandler,
+      onRequest: keptTxs.onRequest,
       onSend: keptTxs.onSend,
     },
     async (request, reply) => {

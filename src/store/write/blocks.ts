@@ -197,26 +197,31 @@ function insertPrincipalTxsWithOrdinals(
   fresh: boolean,
   encoded: EncodedStatements | undefined,
 ): Promise<unknown> {
-  // Ranked in chain order as `assignOrdinals` does; the join reads the counts as they were before this
-  // statement. Every row of `u` is inserted (`principalTxsToInsert`), so the counts are raised by them. Cut
-  // into statements in that same order, each statement numbers its rows after the counts the previous ones
-  // raised: the same ordinals as one statement would give. (The sort is stable: the same rows give the order
-  // `encoded` was built in.)
+  // Ranked in chain order as `assignOrdinals` does. Every row of `u` is inserted (`principalTxsToInsert`), so
+  // the counts are raised by them: the counts' upsert runs first and returns each principal's count after
+  // this statement, and a principal's rows are numbered after its count before (the count after, less its
+  // rows here). (Joined to the counts as they were, the planner read the whole of principal_stats for each
+  // statement, a sequential scan of 10,000 rows and a hash join for ~120 rows, planned on its estimate for
+  // a CTE: 2.4 of a 10 ms statement on the 500-block bench chain, bench/RESULTS.md.) Cut into statements in
+  // that same order, each statement numbers its rows after the counts the previous ones raised: the same
+  // ordinals as one statement would give. (The sort is stable: the same rows give the order `encoded` was
+  // built in.)
   const ordered = inChainOrder(rows);
   return inStatementsOfBoundedSize(sql, ordered, (chunk, statement) =>
     sql
       .unsafe(
         `WITH u AS (${principalTxsToInsert(fresh)}),
-      inserted AS (
-        INSERT INTO principal_txs (${PRINCIPAL_TX_NAMES}, ordinal)
-        SELECT ${principalTxNames('u.')},
-          coalesce(s.tx_count, 0) + row_number() OVER (
-            PARTITION BY u.principal ORDER BY u.block_height, u.microblock_sequence, u.tx_index)
-        FROM u LEFT JOIN principal_stats s ON s.principal = u.principal
+      counted AS (
+        INSERT INTO principal_stats AS s (principal, tx_count)
+        SELECT principal, count(*) FROM u GROUP BY principal
+        ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count
+        RETURNING s.principal, s.tx_count
       )
-      INSERT INTO principal_stats AS s (principal, tx_count)
-      SELECT principal, count(*) FROM u GROUP BY principal
-      ON CONFLICT (principal) DO UPDATE SET tx_count = s.tx_count + excluded.tx_count`,
+      INSERT INTO principal_txs (${PRINCIPAL_TX_NAMES}, ordinal)
+      SELECT ${principalTxNames('u.')},
+        c.tx_count - count(*) OVER (PARTITION BY u.principal) + row_number() OVER (
+          PARTITION BY u.principal ORDER BY u.block_height, u.microblock_sequence, u.tx_index)
+      FROM u JOIN counted c ON c.principal = u.principal`,
         columnArrays(sql, principalTxSpec, chunk, encodedLiterals(sql, encoded, statement)),
         PREPARED,
       )

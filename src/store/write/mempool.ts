@@ -1,6 +1,6 @@
 import type { TransactionSql } from '../db.js';
-import { bulkInsert, cutIntoStatements, PREPARED, sendAll } from './bulk.js';
-import { columnSpec, decodedTxColumns, mempoolTxColumns } from '../schema/tables.js';
+import { bulkInsert, columnArrays, cutIntoStatements, PREPARED, sendAll } from './bulk.js';
+import { type ColumnSpec, columnSpec, decodedTxColumns, mempoolTxColumns } from '../schema/tables.js';
 import { touchMempool } from './tip.js';
 import { type MempoolTxRow } from '../schema/rows.js';
 import { MempoolStatus } from '../schema/codes.js';
@@ -86,44 +86,44 @@ export interface NonceClaim {
 const payerOf = (tx: NonceClaim) =>
   tx.sponsored && tx.sponsor_address ? tx.sponsor_address : tx.sender_address;
 
-/** Settles the (payer, nonce) pairs `txs` claim (see above). */
-export function resolveSameNonce(sql: TransactionSql, txs: readonly NonceClaim[]): Promise<unknown> {
-  if (txs.length === 0) return Promise.resolve();
-  const payers = txs.map(payerOf);
-  const nonces = txs.map((t) => t.nonce);
-  // Members and mined txs are found by sender and by sponsor in two index lookups each (UNION), not one
-  // join on an OR that no index serves. Each pair's winner is then ranked in one sort over the candidates
-  // (the mined txs first, latest first; then the members, best fee first) instead of joining the pairs
-  // with per-pair `mined` and `best` sets: planned on CTEs estimated at one or two rows, those joins were
-  // nested loops rescanning a sorted CTE per member (85 x 83 rows for a block of 170 pairs): 8 ms of such
-  // a block's 8.2 ms, 26% of ingest's statement time on the 500-block bench chain (bench/RESULTS.md).
-  // A loser already dropped as replaced by that winner is not rewritten (the same values, a row version
-  // and WAL saved).
-  return sql`
-    WITH pair AS (
-      SELECT DISTINCT payer, nonce FROM unnest(${payers}::text[], ${nonces}::int8[]) AS p(payer, nonce)
+/**
+ * The mined txs of each pair, from `relation` (rows with the columns of `txs` that settling reads): its
+ * canonical rows whose sender, or sponsor if sponsored, is the payer, with the pair's nonce.
+ */
+const minedOf = (relation: string) => `
+      SELECT p.payer, p.nonce, t.tx_id, t.block_height, t.microblock_sequence, t.tx_index
+      FROM pair p JOIN ${relation} t ON t.sender_address = p.payer AND t.nonce = p.nonce
+      WHERE ${canonicalRow('t')}
+      UNION ALL
+      SELECT p.payer, p.nonce, t.tx_id, t.block_height, t.microblock_sequence, t.tx_index
+      FROM pair p JOIN ${relation} t ON t.sponsor_address = p.payer AND t.nonce = p.nonce
+      WHERE t.sponsored AND ${canonicalRow('t')}`;
+
+const settlingStatement = (minedRelation: string, before = '') => `
+    WITH ${before}pair AS (
+      SELECT DISTINCT payer, nonce FROM unnest($1::text[], $2::int8[]) AS p(payer, nonce)
     ),
     member AS (
-      SELECT m.tx_id, m.fee_rate, m.receipt_time, p.payer, p.nonce
+      SELECT m.ctid AS row_id, m.tx_id, m.fee_rate, m.receipt_time, m.pruned, m.status, m.replaced_by_tx_id,
+        p.payer, p.nonce
       FROM pair p JOIN mempool_txs m ON m.sender_address = p.payer AND m.nonce = p.nonce
       UNION
-      SELECT m.tx_id, m.fee_rate, m.receipt_time, p.payer, p.nonce
+      SELECT m.ctid, m.tx_id, m.fee_rate, m.receipt_time, m.pruned, m.status, m.replaced_by_tx_id,
+        p.payer, p.nonce
       FROM pair p JOIN mempool_txs m ON m.sponsor_address = p.payer AND m.nonce = p.nonce AND m.sponsored
     ),
     candidate AS (
-      SELECT p.payer, p.nonce, t.tx_id, false AS is_member, t.block_height, t.microblock_sequence, t.tx_index,
-        NULL::numeric AS fee_rate, NULL::bigint AS receipt_time
-      FROM pair p JOIN txs t ON t.sender_address = p.payer AND t.nonce = p.nonce
-      WHERE ${sql.unsafe(canonicalRow('t'))}
+      SELECT payer, nonce, tx_id, false AS is_member, block_height, microblock_sequence, tx_index,
+        NULL::numeric AS fee_rate, NULL::bigint AS receipt_time, NULL::tid AS row_id, NULL::boolean AS pruned,
+        NULL::int2 AS status, NULL::text AS replaced_by_tx_id
+      FROM (${minedOf(minedRelation)}) AS mined
       UNION ALL
-      SELECT p.payer, p.nonce, t.tx_id, false, t.block_height, t.microblock_sequence, t.tx_index, NULL, NULL
-      FROM pair p JOIN txs t ON t.sponsor_address = p.payer AND t.nonce = p.nonce
-      WHERE t.sponsored AND ${sql.unsafe(canonicalRow('t'))}
-      UNION ALL
-      SELECT payer, nonce, tx_id, true, NULL, NULL, NULL, fee_rate, receipt_time FROM member
+      SELECT payer, nonce, tx_id, true, NULL, NULL, NULL, fee_rate, receipt_time, row_id, pruned, status,
+        replaced_by_tx_id
+      FROM member
     ),
     ranked AS (
-      SELECT tx_id, is_member, first_value(tx_id) OVER (
+      SELECT tx_id, is_member, row_id, pruned, status, replaced_by_tx_id, first_value(tx_id) OVER (
           PARTITION BY payer, nonce
           ORDER BY is_member, block_height DESC, microblock_sequence DESC, tx_index DESC,
             fee_rate DESC, receipt_time DESC, tx_id
@@ -131,20 +131,88 @@ export function resolveSameNonce(sql: TransactionSql, txs: readonly NonceClaim[]
       FROM candidate
     ),
     loser AS (
-      SELECT DISTINCT ON (tx_id) tx_id, winner FROM ranked
+      SELECT DISTINCT ON (tx_id) tx_id, winner, row_id, pruned, status, replaced_by_tx_id FROM ranked
       WHERE is_member AND tx_id <> winner
       ORDER BY tx_id, winner
     )
-    UPDATE mempool_txs AS m SET pruned = true, status = ${MempoolStatus.dropped_replace_by_fee},
-      replaced_by_tx_id = loser.winner
-    FROM loser WHERE m.tx_id = loser.tx_id
-      AND (m.pruned, m.status, m.replaced_by_tx_id)
-        IS DISTINCT FROM (true, ${MempoolStatus.dropped_replace_by_fee}::int2, loser.winner)`.execute();
-}
+    UPDATE mempool_txs AS m SET pruned = true, status = $3::int2, replaced_by_tx_id = loser.winner
+    FROM loser WHERE m.ctid = loser.row_id
+      AND (loser.pruned, loser.status, loser.replaced_by_tx_id) IS DISTINCT FROM (true, $3::int2, loser.winner)`;
+
+const SETTLE_FROM_STORED = settlingStatement('txs');
 
 /** A mined tx, as pruning the mempool needs it: its id and the (payer, nonce) pair it claims. */
 export interface MinedTxKey extends NonceClaim {
   tx_id: string;
+}
+
+/** A tx of the block becoming the chain tip, with its place in the chain. */
+export interface TipTx extends MinedTxKey {
+  block_height: number;
+  microblock_sequence: number;
+  tx_index: number;
+  canonical: boolean;
+  microblock_canonical: boolean;
+}
+
+const tipTxSpec: ColumnSpec<TipTx> = [
+  ['tx_id', 'text'],
+  ['sender_address', 'text'],
+  ['sponsor_address', 'text'],
+  ['sponsored', 'bool'],
+  ['nonce', 'int8'],
+  ['block_height', 'int4'],
+  ['microblock_sequence', 'int4'],
+  ['tx_index', 'int4'],
+  ['canonical', 'bool'],
+  ['microblock_canonical', 'bool'],
+];
+
+/**
+ * The same statement when the mined txs are those of a block becoming the chain tip (from $4 on: the
+ * columns of `tipTxSpec`). Every pair they claim has one of them among its mined txs (a tx claims its payer's
+ * pair, and matches it as sender or as sponsor), and they are mined after every other canonical tx (the
+ * block is above every canonical block, and no unconfirmed microblock builds on it yet), so a pair's winner
+ * is one of them and the stored mined txs, only ever candidates and never members, change nothing: they
+ * are not read. That lookup read every mined tx of the pair, and a sponsor's pair (sponsor, origin nonce)
+ * gathers every tx it sponsors with that nonce, a number that grows with the chain.
+ */
+const SETTLE_AT_TIP = settlingStatement(
+  'tip_tx',
+  `tip_tx AS (
+      SELECT * FROM unnest(${tipTxSpec.map(([, type], i) => `$${i + 4}::${type}[]`).join(', ')})
+        AS t(${tipTxSpec.map(([name]) => name).join(', ')})
+    ),
+    `,
+);
+
+/** Settles the (payer, nonce) pairs `txs` claim (see above). */
+export function resolveSameNonce(sql: TransactionSql, txs: readonly NonceClaim[]): Promise<unknown> {
+  if (txs.length === 0) return Promise.resolve();
+  return sql
+    .unsafe(
+      SETTLE_FROM_STORED,
+      [txs.map(payerOf), txs.map((t) => t.nonce), MempoolStatus.dropped_replace_by_fee],
+      PREPARED,
+    )
+    .execute();
+}
+
+/** Settles the pairs that the txs of the block becoming the chain tip claim (`SETTLE_AT_TIP`). */
+function resolveSameNonceAtTip(sql: TransactionSql, txs: readonly TipTx[]): Promise<unknown> {
+  if (txs.length === 0) return Promise.resolve();
+  return sql
+    .unsafe(
+      SETTLE_AT_TIP,
+      [
+        txs.map(payerOf),
+        txs.map((t) => t.nonce),
+        MempoolStatus.dropped_replace_by_fee,
+        ...columnArrays(sql, tipTxSpec, txs),
+      ],
+      PREPARED,
+    )
+    .execute();
 }
 
 /**
@@ -154,9 +222,22 @@ export interface MinedTxKey extends NonceClaim {
  * or microblock being inserted, or `minedTxKeys` of stored blocks) instead of being joined from `txs`:
  * joined, `txs` would be a non-target relation of the UPDATE, carried as whole rows (for EvalPlanQual
  * rechecks), and forming a whole row of `txs` detoasts its wide columns: that made pruning cost ~20 ms
- * per block. Both statements are sent at once and run in order (one connection).
+ * per block. Both statements are sent at once and run in order (one connection). Given `{ atTip: true }`,
+ * the txs are all the txs of a block becoming the chain tip, and settling ranks them as the pairs' mined
+ * txs without reading the stored ones (`SETTLE_AT_TIP`; test/ingest/block-paths.test.ts compares it with
+ * the stored lookup, which the read-back path takes).
  */
-export function pruneMinedTxs(sql: TransactionSql, txs: readonly MinedTxKey[]): Promise<unknown> {
+export function pruneMinedTxs(sql: TransactionSql, txs: readonly MinedTxKey[]): Promise<unknown>;
+export function pruneMinedTxs(
+  sql: TransactionSql,
+  txs: readonly TipTx[],
+  options: { atTip: true },
+): Promise<unknown>;
+export function pruneMinedTxs(
+  sql: TransactionSql,
+  txs: readonly MinedTxKey[] | readonly TipTx[],
+  options?: { atTip: true },
+): Promise<unknown> {
   if (txs.length === 0) return Promise.resolve();
   return Promise.all([
     sql
@@ -168,7 +249,7 @@ export function pruneMinedTxs(sql: TransactionSql, txs: readonly MinedTxKey[]): 
         PREPARED,
       )
       .execute(),
-    resolveSameNonce(sql, txs),
+    options?.atTip ? resolveSameNonceAtTip(sql, txs as readonly TipTx[]) : resolveSameNonce(sql, txs),
   ]);
 }
 
