@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { buildApiServer } from '../../src/api/server.js';
 import { API_VERSION, startTestApi } from '../support/api.js';
-import { addressOf, ev, transferTx } from '../support/chain.js';
+import { addressOf, ev, transferTx, transferWithEvent } from '../support/chain.js';
 import { silentLogger, stopOwnCluster } from '../support/database.js';
 
 // `GET /extended/v1/address/:principal/:tx_id/with_transfers` keeps its answers by the chain tag (tip and
@@ -104,6 +104,49 @@ describe('tx with transfers kept by its ETag', () => {
         assert.equal(stays.etag, `"${f4.index_block_hash}:0x"`);
         assert.equal(stays.body, (await fresh.inject({ method: 'GET', url: earlyUrl })).body);
       }
+    } finally {
+      await fresh.close();
+      await close();
+    }
+  });
+
+  test('a tx of an unconfirmed microblock: kept under the stream, gone when a fork of the stream replaces it, then as confirmed', async () => {
+    const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
+    const fresh = await buildApiServer({ apiVersion: API_VERSION, store, logger: silentLogger });
+    try {
+      const parent = await chain.block({});
+      const streamed = await transferWithEvent({ from: 'alice', to: BOB, amount: 300, fee: 10, nonce: 0 });
+      const other = await transferWithEvent({ from: 'carol', to: BOB, amount: 9, fee: 10, nonce: 0 });
+      const url = `/extended/v1/address/${BOB}/${streamed.tx.txid}/with_transfers`;
+      // asked three times (the third from memory): the same bytes and tag as a fresh server's
+      const keptIsFresh = async (status = 200) => {
+        const answers = [];
+        for (let i = 0; i < 3; i += 1) answers.push(await app.inject({ method: 'GET', url }));
+        const now = await fresh.inject({ method: 'GET', url });
+        for (const answer of answers) {
+          assert.equal(answer.statusCode, status);
+          assert.equal(answer.body, now.body);
+          assert.equal(answer.headers.etag, now.headers.etag);
+        }
+        return answers[2];
+      };
+      await keptIsFresh(404);
+      const m1 = await chain.microblock({ parent, txs: [streamed] });
+      const inStream = await keptIsFresh();
+      assert.equal(inStream.headers.etag, `"${parent.index_block_hash}:${m1.hash}"`);
+      assert.equal(inStream.json().tx.microblock_hash, m1.hash);
+      assert.equal(inStream.json().tx.is_unanchored, true);
+      assert.equal(inStream.json().stx_received, '300');
+      // a fork of the stream replaces m1 (same sequence): the tx is no longer visible
+      const m1b = await chain.microblock({ parent, txs: [other] });
+      await keptIsFresh(404);
+      const m2 = await chain.microblock({ parent, previous: m1b, txs: [streamed] });
+      assert.equal((await keptIsFresh()).json().tx.microblock_hash, m2.hash);
+      const confirming = await chain.block({ parent, confirms: [m1b, m2] });
+      const confirmed = await keptIsFresh();
+      assert.equal(confirmed.json().tx.block_hash, confirming.block_hash);
+      assert.equal(confirmed.json().tx.is_unanchored, false);
+      assert.equal(confirmed.headers.etag, `"${confirming.index_block_hash}:0x"`);
     } finally {
       await fresh.close();
       await close();
