@@ -45,6 +45,16 @@ export interface IngestResult {
   cpuSeconds: { indexer: number; postgres?: number };
   /** the same rows loaded by PostgreSQL alone (bench/ingest-ceiling.ts), when asked for */
   ceiling?: IngestCeiling;
+  /** seconds the replay took to apply its first `markBlocks` blocks, when asked for */
+  secondsAtMark?: number;
+}
+
+/** The txs an index holds: canonical, anchored, each counted once (what ingest's txs/s counts). */
+export async function canonicalTxCount(store: Store): Promise<number> {
+  const [row] = await store.sql<{ n: number }[]>`
+    SELECT count(DISTINCT tx_id)::int AS n FROM txs
+    WHERE canonical AND microblock_canonical AND index_block_hash <> ''`;
+  return row.n;
 }
 
 /** CPU seconds used so far by a process and its children, live and exited (Linux /proc). */
@@ -197,6 +207,8 @@ export async function ingestInto(
     label?: string;
     /** after the replay, measure the ingest ceiling on this share of the chain (PostgreSQL only) */
     ceilingShare?: number;
+    /** note how long the replay took to apply this many blocks (`secondsAtMark`) */
+    markBlocks?: number;
   },
 ): Promise<IngestResult> {
   const { engine, pgPid } = options;
@@ -210,7 +222,14 @@ export async function ingestInto(
     const bar = replayProgress(options.label ?? `ingest (${engine})`);
     const pgCpu0 = pgPid ? processTreeCpuSeconds(pgPid) : 0;
     const cpu0 = process.cpuUsage();
-    const stats = await replayFile(ingestor, file, { onProgress: bar.onProgress });
+    let secondsAtMark: number | undefined;
+    const stats = await replayFile(ingestor, file, {
+      onProgress: (progress) => {
+        bar.onProgress(progress);
+        if (progress.stats.blocks === options.markBlocks && secondsAtMark === undefined)
+          secondsAtMark = progress.stats.seconds;
+      },
+    });
     const cpu = process.cpuUsage(cpu0);
     const states = await sampler?.finish();
     const cpuSeconds = {
@@ -218,14 +237,11 @@ export async function ingestInto(
       postgres: pgPid ? Math.round((processTreeCpuSeconds(pgPid) - pgCpu0) * 100) / 100 : undefined,
     };
     bar.stop(true);
-    const [row] = await store.sql<{ n: number }[]>`
-      SELECT count(DISTINCT tx_id)::int AS n FROM txs
-      WHERE canonical AND microblock_canonical AND index_block_hash <> ''`;
+    const txs = await canonicalTxCount(store);
     if (states) process.stderr.write(`${formatStates(states)}\n`);
     if (profile) {
       const text =
-        (await profile.finish(row.n, stats.seconds, cpuSeconds)) +
-        (states ? `\n${formatStates(states)}` : '');
+        (await profile.finish(txs, stats.seconds, cpuSeconds)) + (states ? `\n${formatStates(states)}` : '');
       const out = join(import.meta.dirname, 'out', 'ingest-profile.md');
       writeFileSync(out, text);
       process.stderr.write(`${text}\n(written to ${out})\n`);
@@ -239,9 +255,10 @@ export async function ingestInto(
       file,
       messages: stats.messages,
       blocks: stats.blocks,
-      canonicalTxs: row.n,
+      canonicalTxs: txs,
       seconds: stats.seconds,
-      txsPerSecond: Math.round(row.n / stats.seconds),
+      txsPerSecond: Math.round(txs / stats.seconds),
+      secondsAtMark,
       blocksPerSecond: Math.round((stats.blocks / stats.seconds) * 10) / 10,
       cpuSeconds,
       ceiling,

@@ -8,7 +8,9 @@
 //       database with the same pool settings;
 //   (d) the same HTTP set on a 10,000-tx chain, so the growth of cost with history size shows, and on a tiny
 //       chain (~190 txs) the size of the one the original API was measured on (issue 17);
-//   (e) a large observer message (issue 14): a 40 MB block on PostgreSQL and a 4 MB one on PGlite posted to a
+//   (e) ingest on the live path: the first tenth of the large chain POSTed to a fresh `serve`'s observer port,
+//       one message after another, beside the replay's time for the same blocks (bench/observer-ingest.ts);
+//   (f) a large observer message (issue 14): a 40 MB block on PostgreSQL and a 4 MB one on PGlite posted to a
 //       fresh `serve` while /health and blocks/latest are asked one request after another (bench/stall.ts).
 //
 // Chains are generated once into bench/out/ and reused. Results: bench/results/latest.json, latest.md,
@@ -47,6 +49,7 @@ import {
 } from './ingest.js';
 import { format, writeFormatted } from './markdown.js';
 import { latencySvg } from './plot.js';
+import { measureObserverIngest, type ObserverIngestResult } from './observer-ingest.js';
 import { measureStall, type StallResult } from './stall.js';
 
 const { values } = parseArgs({
@@ -101,8 +104,15 @@ const ORIGINAL_API: { what: string; tiny: number; mid: number }[] = [
 ];
 
 // The ingest ceiling (bench/ingest-ceiling.ts) copies this share of the large chain (~100,000 txs, ~20 s), all
-// of the smaller ones.
+// of the smaller ones; the live path (bench/observer-ingest.ts) posts the same share of its blocks (~1 min).
 const LARGE_CEILING_SHARE = 0.1;
+
+/** The live path's measurement beside the replay's time for the same first blocks of the same chain. */
+interface LivePathRun extends ObserverIngestResult {
+  chain: string;
+  replaySeconds: number;
+  replayTxsPerSecond: number;
+}
 
 const load = () => loadavg().map((l) => Math.round(l * 100) / 100);
 const git = (...args: string[]) => {
@@ -182,6 +192,11 @@ async function main() {
   const pgPid = postmasterPid(cluster);
   const runs: ChainRun[] = [];
   const stall: StallResult[] = [];
+  let livePath: LivePathRun | undefined;
+  // the live path posts the first blocks of the largest chain run (all of them on a smaller one)
+  const liveChain = chains[chains.length - 1].label;
+  const liveBlocks =
+    liveChain === 'large' ? Math.round(Number(values['large-blocks']) * LARGE_CEILING_SHARE) : 0;
   try {
     const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
     env.machine.postgres = String((await admin`SHOW server_version`)[0].server_version);
@@ -193,6 +208,7 @@ async function main() {
         pgPid,
         label: `ingest ${c.label}`,
         ceilingShare: c.label === 'large' ? LARGE_CEILING_SHARE : 1,
+        markBlocks: c.label === liveChain && liveBlocks > 0 ? liveBlocks : undefined,
       });
       log(
         `ingest ${c.label}: ${ingest.canonicalTxs} txs, ${ingest.blocks} blocks in ${ingest.seconds.toFixed(1)} s: ` +
@@ -236,6 +252,25 @@ async function main() {
         inputs: { busy: inputs.busy, tipHeight: inputs.tipHeight },
         http,
       });
+      if (c.label === liveChain) {
+        const live = await measureObserverIngest({
+          databaseUrl: await cluster.createDatabase('bench_observer'),
+          file: files[c.label],
+          blocks: liveBlocks > 0 ? liveBlocks : ingest.blocks,
+          pgPid,
+        });
+        const replaySeconds = liveBlocks > 0 ? (ingest.secondsAtMark ?? ingest.seconds) : ingest.seconds;
+        livePath = {
+          chain: c.label,
+          ...live,
+          replaySeconds: Math.round(replaySeconds * 10) / 10,
+          replayTxsPerSecond: Math.round(live.txs / replaySeconds),
+        };
+        log(
+          `ingest ${c.label}, live path (${live.blocks} blocks, ${live.txs} txs posted to serve's observer port): ` +
+            `${live.seconds} s, ${live.txsPerSecond} txs/s; the replay took ${livePath.replaySeconds} s for the same blocks`,
+        );
+      }
     }
     if (!values['skip-stall']) {
       for (const block of STALL_BLOCKS) {
@@ -254,7 +289,7 @@ async function main() {
   }
   env.loadAverageAfter = load();
   const minutes = Math.round(((Date.now() - started) / 60000) * 10) / 10;
-  const report = { ...env, minutes, targets: targetsSummary(runs, stall), runs, stall };
+  const report = { ...env, minutes, targets: targetsSummary(runs, stall, livePath), runs, livePath, stall };
 
   mkdirSync(resultsDir, { recursive: true });
   await writeFormatted(join(resultsDir, 'latest.json'), JSON.stringify(report, null, 2));
@@ -287,7 +322,7 @@ interface Check {
   met: boolean;
 }
 
-function targetsSummary(runs: ChainRun[], stall: StallResult[]): Check[] {
+function targetsSummary(runs: ChainRun[], stall: StallResult[], livePath?: LivePathRun): Check[] {
   const checks: Check[] = [];
   const large = runs.find((r) => r.label === 'large') ?? runs[runs.length - 1];
   if (!large) return checks;
@@ -301,6 +336,14 @@ function targetsSummary(runs: ChainRun[], stall: StallResult[]): Check[] {
         : ''),
     met: large.ingest.txsPerSecond >= TARGET_INGEST_TXS_PER_SEC,
   });
+  if (livePath) {
+    checks.push({
+      what: `ingest, live observer path (${livePath.chain} chain, first ${fmt(livePath.blocks)} blocks)`,
+      target: `≥ ${fmt(TARGET_INGEST_TXS_PER_SEC)} txs/s`,
+      measured: `${fmt(livePath.txsPerSecond)} txs/s (the replay: ${fmt(livePath.replayTxsPerSecond)} txs/s on the same blocks)`,
+      met: livePath.txsPerSecond >= TARGET_INGEST_TXS_PER_SEC,
+    });
+  }
   for (const run of runs) {
     const bare = run.http.find((r) => r.endpoint === BARE_CEILING);
     for (const r of run.http) {
@@ -385,6 +428,7 @@ function renderMarkdown(report: {
   poolMax: number;
   targets: Check[];
   runs: ChainRun[];
+  livePath?: LivePathRun;
   stall: StallResult[];
 }): string {
   const lines: string[] = [];
@@ -416,6 +460,22 @@ function renderMarkdown(report: {
       `columns, each row written once; ${LARGE_CEILING_SHARE * 100}% of the large chain, all of the others): the CPU ` +
       'of the one backend that applies a message, per tx, and the txs/s one backend reaches at that cost.',
   );
+  const live = report.livePath;
+  if (live) {
+    lines.push(
+      '',
+      `**Ingest on the live path** (bench/observer-ingest.ts: the first ${fmt(live.blocks)} blocks of the ${live.chain} ` +
+        `chain, ${fmt(live.messages)} messages, POSTed to a fresh \`serve\`'s observer port one after another, each ` +
+        "once the previous one was answered, as a stacks-node sends them; the replay's time is for the same blocks " +
+        'of its run above):',
+      '',
+      '| chain | blocks | txs | live s | live txs/s | replay s | replay txs/s | CPU µs/tx serve | CPU µs/tx postgres |',
+      '| ----- | -----: | --: | -----: | ---------: | -------: | -----------: | --------------: | -----------------: |',
+      `| ${live.chain} | ${fmt(live.blocks)} | ${fmt(live.txs)} | ${live.seconds} | ${fmt(live.txsPerSecond)} | ` +
+        `${live.replaySeconds} | ${fmt(live.replayTxsPerSecond)} | ${fmt(live.cpuUsPerTx.serve)} | ` +
+        `${live.cpuUsPerTx.postgres === undefined ? '' : fmt(live.cpuUsPerTx.postgres)} |`,
+    );
+  }
   for (const r of report.runs) {
     const bare = r.http.find((h) => h.endpoint === BARE_CEILING);
     const lookup = r.http.find((h) => h.endpoint === LOOKUP_CEILING);
