@@ -153,9 +153,11 @@ export async function selectInputs(sql: Sql): Promise<HttpInputs> {
   const quiet = await sql<{ principal: string }[]>`
     SELECT principal FROM principal_stats WHERE tx_count BETWEEN 1 AND 3 AND position('.' IN principal) = 0
     ORDER BY random() LIMIT 1000`;
+  // cold as the others: up to COLD_SET of its txs, more than the answers and renderings kept (the 1M chain's
+  // busiest account has ~195,000; the small chain's 2,056 are all of them)
   const busyTxs = await sql<{ tx_id: string }[]>`
     SELECT tx_id FROM principal_txs WHERE principal = ${busy.principal} AND ordinal IS NOT NULL
-    ORDER BY random() LIMIT 1000`;
+    ORDER BY random() LIMIT ${COLD_SET}`;
   const contracts = await sql<{ contract_id: string }[]>`
     SELECT DISTINCT contract_id FROM smart_contracts WHERE canonical ORDER BY 1`;
   return {
@@ -279,7 +281,7 @@ export function httpCases(inputs: HttpInputs): HttpCase[] {
       paths: inputs.quiet.map((p) => `/extended/v1/address/${p}/transactions_with_transfers?limit=50`),
     },
     {
-      name: 'tx with transfers, busiest account, cold txs',
+      name: `tx with transfers, busiest account, cold txs (${inputs.busyTxs.length.toLocaleString('en-US')} of its txs)`,
       endpoint: 'GET /extended/v1/address/:principal/:tx_id/with_transfers',
       target: SINGLE_OBJECT,
       paths: inputs.busyTxs.map((id) => `/extended/v1/address/${busy}/${id}/with_transfers`),

@@ -17,14 +17,15 @@ export function decodeMempoolTxs(msg: NewMempoolTx, receivedAt: number): Decoded
   try {
     const rows: MempoolTxRow[] = msg.map((rawTx) => {
       const txId = txIdFromRaw(rawTx);
-      return {
-        ...decodedColumns(txId, rawTx, decodeRawTx(rawTx, txId)),
+      // Object.assign, not a literal spreading the decoded columns: V8 builds that one several times slower
+      // (chain-rows.ts `buildChainRows` has the measurement)
+      return Object.assign(decodedColumns(txId, rawTx, decodeRawTx(rawTx, txId)), {
         pruned: false,
         status: MempoolStatus.pending,
         replaced_by_tx_id: null,
         receipt_time: receivedAt,
         receipt_block_height: -1,
-      };
+      });
     });
     return { payload: msg, rows };
   } catch (error) {

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { cachedChainState, type ChainState } from '../../store/read/chain-state.js';
 import type { Store } from '../../store/store.js';
 
@@ -40,21 +40,6 @@ export function sendNotModified(reply: FastifyReply) {
 }
 
 /**
- * A preHandler that tags the answer with an ETag computed from cheap chain state, and answers 304 (no body,
- * the handler never runs) when the client already holds that version. No tag → no caching.
- */
-function etag(compute: (request: FastifyRequest) => Promise<string | null>): preHandlerAsyncHookHandler {
-  return async function etagHandler(request: FastifyRequest, reply: FastifyReply) {
-    const tag = await compute(request);
-    if (tag === null) return;
-    if (clientHasVersion(request, reply, tag)) {
-      await sendNotModified(reply);
-      return reply;
-    }
-  };
-}
-
-/**
  * The tag of answers that change with the chain tip and the unconfirmed microblock stream (and,
  * `withMempool`, with the mempool): the address routes. Null before the first block.
  */
@@ -81,11 +66,6 @@ export function tipAndMempool(store: Store): () => Promise<{ generation: string;
     if (!state.index_block_hash) return null;
     return { generation: tipAndMicroblock(state), mempool: String(state.mempool_version) };
   };
-}
-
-/** The preHandler tagging answers with `chainTag` (304 when the client holds that version). */
-export function chainEtag(store: Store, options: { withMempool: boolean }) {
-  return etag(chainTag(store, options));
 }
 
 /** The upstream tag of answers that change with the tip: its microblock, else its index block hash. */
