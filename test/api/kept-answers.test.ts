@@ -3,10 +3,9 @@ import { after, describe, test } from 'node:test';
 import Fastify from 'fastify';
 import { clientHasVersion } from '../../src/api/cache/etag.js';
 import { KeptAnswers, keptByEtag, keptWithOwnTags } from '../../src/api/cache/kept-answers.js';
-import { buildApiServer } from '../../src/api/server.js';
-import { API_VERSION, startTestApi } from '../support/api.js';
+import { freshApiServer, startTestApi } from '../support/api.js';
 import { addressOf, ev, transferTx } from '../support/chain.js';
-import { silentLogger, stopOwnCluster } from '../support/database.js';
+import { stopOwnCluster } from '../support/database.js';
 
 after(stopOwnCluster);
 
@@ -151,8 +150,7 @@ describe('answers kept by their ETag', () => {
 
   test('a kept page equals a fresh one byte for byte, and a new block or a reorg is never answered from the previous tip', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
-    // a second server over the same database, with caches of its own, to compare against fresh renderings
-    const fresh = await buildApiServer({ apiVersion: API_VERSION, store, logger: silentLogger });
+    const fresh = await freshApiServer(store);
     try {
       const toBob = await transferTx({ from: 'alice', fee: 10, nonce: 0, to: BOB, amount: 500 });
       const b1 = await chain.block({ txs: [{ tx: toBob, events: [ev.stxTransfer(ALICE, BOB, 500)] }] });

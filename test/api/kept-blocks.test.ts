@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { buildApiServer } from '../../src/api/server.js';
-import { API_VERSION, startTestApi } from '../support/api.js';
+import { freshApiServer, startTestApi } from '../support/api.js';
 import { addressOf, deployTx, ev, transferTx } from '../support/chain.js';
-import { silentLogger, stopOwnCluster } from '../support/database.js';
+import { stopOwnCluster } from '../support/database.js';
 
 after(stopOwnCluster);
 
@@ -13,8 +12,7 @@ const BOB = addressOf('bob');
 describe('block and contract-status answers kept by their ETag', () => {
   test('a kept block equals a fresh one byte for byte; a new block or a reorg is never answered from the previous tip', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
-    // a second server over the same database, with caches of its own, to compare against fresh renderings
-    const fresh = await buildApiServer({ apiVersion: API_VERSION, store, logger: silentLogger });
+    const fresh = await freshApiServer(store);
     try {
       const transfer = (nonce: number, amount: number) =>
         transferTx({ from: 'alice', fee: 10, nonce, to: BOB, amount });

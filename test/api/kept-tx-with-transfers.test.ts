@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { buildApiServer } from '../../src/api/server.js';
-import { API_VERSION, startTestApi } from '../support/api.js';
+import { freshApiServer, startTestApi } from '../support/api.js';
 import { addressOf, ev, transferTx, transferWithEvent } from '../support/chain.js';
-import { silentLogger, stopOwnCluster } from '../support/database.js';
+import { stopOwnCluster } from '../support/database.js';
 
 // `GET /extended/v1/address/:principal/:tx_id/with_transfers` keeps its answers by the chain tag (tip and
 // microblock), from their second ask (src/api/routes/addresses.ts). A change made behind the API's back (an
@@ -17,8 +16,7 @@ const BOB = addressOf('bob');
 describe('tx with transfers kept by its ETag', () => {
   test('kept from its second ask (same bytes, same ETag); a new block drops it; a reorg that orphans the tx answers 404', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
-    // a second server over the same database, with caches of its own, to compare against fresh answers
-    const fresh = await buildApiServer({ apiVersion: API_VERSION, store, logger: silentLogger });
+    const fresh = await freshApiServer(store);
     try {
       const transfer = (nonce: number, amount: number) =>
         transferTx({ from: 'alice', fee: 10, nonce, to: BOB, amount });
@@ -112,7 +110,7 @@ describe('tx with transfers kept by its ETag', () => {
 
   test('a tx of an unconfirmed microblock: kept under the stream, gone when a fork of the stream replaces it, then as confirmed', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
-    const fresh = await buildApiServer({ apiVersion: API_VERSION, store, logger: silentLogger });
+    const fresh = await freshApiServer(store);
     try {
       const parent = await chain.block({});
       const streamed = await transferWithEvent({ from: 'alice', to: BOB, amount: 300, fee: 10, nonce: 0 });

@@ -42,6 +42,14 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
+/**
+ * A second API server over `store`, with caches of its own: what a request answers when nothing is kept, to
+ * compare a kept answer against byte for byte.
+ */
+export function freshApiServer(store: Store): Promise<FastifyInstance> {
+  return buildApiServer({ apiVersion: API_VERSION, store, logger: silentLogger });
+}
+
 /** The API over a new store of `engine`, or over the test's `store` (left open by `close`). */
 export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
   const {

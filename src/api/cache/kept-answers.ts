@@ -182,6 +182,15 @@ function keptBeforeValidation(
   };
 }
 
+/**
+ * The hooks a route with kept answers runs, spread whole into its options (`...kept`): every one of them is
+ * needed (an answer kept but not served before validation, or served but never kept, is a silent slowdown).
+ */
+export interface KeptAnswerHooks {
+  onRequest: onRequestHookHandler;
+  onSend: onSendHookHandler;
+}
+
 /** The tag a request was answered under, for the requests whose fresh body is to be kept. */
 const pending = new WeakMap<FastifyRequest, { tag: string; generation: string }>();
 
@@ -233,7 +242,7 @@ export function keptByEtag(
   options: KeptAnswersOptions & {
     generationOf?: (tag: string, request: FastifyRequest) => string | Promise<string>;
   } = {},
-): { onRequest: onRequestHookHandler; preHandler: preHandlerAsyncHookHandler; onSend: onSendHookHandler } {
+): KeptAnswerHooks & { preHandler: preHandlerAsyncHookHandler } {
   const answers = new KeptAnswers(options);
   const generationOf = options.generationOf ?? ((tag: string) => tag);
   /** The answer kept for the request's URL under `tag` (and its generation). */
@@ -311,7 +320,7 @@ export function keptAnswerReadsMempool(request: FastifyRequest): void {
 export function keptWithOwnTags(
   stateOf: (request: FastifyRequest) => Promise<KeptAnswerState | null>,
   options: KeptAnswersOptions = {},
-): { onRequest: onRequestHookHandler; onSend: onSendHookHandler } {
+): KeptAnswerHooks {
   const answers = new KeptAnswers(options);
   // before validation (see `keptBeforeValidation`): the URL of a kept answer passed it when the answer was made
   const onRequest = keptBeforeValidation(async (request) => {

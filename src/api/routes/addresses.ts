@@ -115,9 +115,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         }),
         response: { 200: AddressBalances, ...errorResponses },
       },
-      onRequest: keptBalances.onRequest,
-      preHandler: keptBalances.preHandler,
-      onSend: keptBalances.onSend,
+      ...keptBalances,
     },
     async (request) => {
       const { principal } = request.params;
@@ -149,9 +147,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         }),
         response: { 200: TransactionsWithTransfersPage, ...errorResponses },
       },
-      onRequest: keptListings.onRequest,
-      preHandler: keptListings.preHandler,
-      onSend: keptListings.onSend,
+      ...keptListings,
     },
     async (request, reply) => {
       const { principal } = request.params;
@@ -217,9 +213,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         params: Type.Object({ principal: PrincipalParam, tx_id: AccountTxIdParam }),
         response: { 200: TransactionWithTransfers, ...errorResponses },
       },
-      onRequest: keptTxWithTransfers.onRequest,
-      preHandler: keptTxWithTransfers.preHandler,
-      onSend: keptTxWithTransfers.onSend,
+      ...keptTxWithTransfers,
     },
     async (request, reply) => {
       const { principal } = request.params;

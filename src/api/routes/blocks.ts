@@ -88,9 +88,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         response: { 200: BlockV2, ...errorResponses },
       },
       preValidation: checkHeightOrHash,
-      onRequest: keptV2.onRequest,
-      preHandler: keptV2.preHandler,
-      onSend: keptV2.onSend,
+      ...keptV2,
     },
     async (request, reply) => {
       const locator = parseLocator(request.params.height_or_hash);
@@ -120,9 +118,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         params: Type.Object({ burn_block_height: BurnBlockHeightParam }),
         response: { 200: BlockV1, ...errorResponses },
       },
-      onRequest: keptByBurnHeight.onRequest,
-      preHandler: keptByBurnHeight.preHandler,
-      onSend: keptByBurnHeight.onSend,
+      ...keptByBurnHeight,
     },
     async (request, reply) => {
       const height = request.params.burn_block_height;

@@ -32,9 +32,7 @@ export const contractRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         querystring: ContractStatusQuery,
         response: { 200: ContractStatusResponse, ...errorResponses },
       },
-      onRequest: kept.onRequest,
-      preHandler: kept.preHandler,
-      onSend: kept.onSend,
+      ...kept,
     },
     async (request) => {
       const ids = requestedIds(request.query);

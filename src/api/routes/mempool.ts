@@ -48,9 +48,7 @@ export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         tags: ['Mempool'],
         response: { 200: MempoolStats, ...errorResponses },
       },
-      onRequest: keptStats.onRequest,
-      preHandler: keptStats.preHandler,
-      onSend: keptStats.onSend,
+      ...keptStats,
     },
     async (request) => mempoolStats(await aggregates(request)),
   );
@@ -66,9 +64,7 @@ export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         tags: ['Mempool'],
         response: { 200: MempoolFees, ...errorResponses },
       },
-      onRequest: keptFees.onRequest,
-      preHandler: keptFees.preHandler,
-      onSend: keptFees.onSend,
+      ...keptFees,
     },
     async (request) => mempoolFees(await aggregates(request)),
   );

@@ -111,8 +111,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         },
       },
       preValidation: splitTxIds,
-      onRequest: keptTxLists.onRequest,
-      onSend: keptTxLists.onSend,
+      ...keptTxLists,
     },
     async (request, reply) => {
       const query = request.query;
@@ -208,8 +207,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           ...errorResponses,
         },
       },
-      onRequest: keptTxs.onRequest,
-      onSend: keptTxs.onSend,
+      ...keptTxs,
     },
     async (request, reply) => {
       const { tx_id: given } = request.params;
