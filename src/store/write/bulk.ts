@@ -140,19 +140,30 @@ export function columnArrays<Row extends object>(
   return params as never[];
 }
 
-/** One column of `rows` as an array literal (see `columnArrays`): the one place it is built. */
+/**
+ * One column of `rows` as an array literal (see `columnArrays`): the one place it is built. Its elements are
+ * joined once into a flat string: a literal grown by `+=` is a rope of a thousand pieces, which postgres.js
+ * flattens in `Buffer.byteLength` before copying it out as UTF-8, and whose pieces live (and are copied out
+ * of the young generation) until the statement is sent. Measured on the 100-block bench chain (19,329 txs,
+ * a block's txs, events and principal rows, built then measured as postgres.js's Bind does): 17-18 µs per tx
+ * to build + 6-7 to measure and copy with `+=`, 12-14 + 1-2 joined.
+ */
 function columnLiteral(rows: readonly object[], name: string, type: ColumnType): string {
-  let literal = '{';
+  const elements = new Array<string>(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    if (i > 0) literal += ',';
     const value = (rows[i] as Record<string, unknown>)[name];
-    if (value === undefined || value === null) literal += 'NULL';
-    else if (type === 'text') literal += quoteElement(withoutNul(value as string));
-    else if (type === 'jsonb') literal += quoteElement(jsonWithoutNul(value));
-    else if (type === 'bool') literal += value ? 't' : 'f';
-    else literal += String(value as number | string);
+    if (value === undefined || value === null) elements[i] = 'NULL';
+    else if (type === 'text') elements[i] = quoteElement(withoutNul(value as string));
+    else if (type === 'jsonb') elements[i] = quoteElement(jsonWithoutNul(value));
+    else if (type === 'bool') elements[i] = value ? 't' : 'f';
+    else elements[i] = String(value as number | string);
   }
-  return literal + '}';
+  if (rows.length === 0) return '{}';
+  // the braces go on the end elements, so that the join's result is the literal itself, flat (a `'{' + ... +
+  // '}'` around it would be a rope again, copied once more when postgres.js flattens it)
+  elements[0] = '{' + elements[0];
+  elements[rows.length - 1] += '}';
+  return elements.join(',');
 }
 
 /**
