@@ -16,9 +16,9 @@ import { openTestDatabase, openTestStore, silentLogger, stopOwnCluster } from '.
 import { generatedMessages } from '../support/delivery.js';
 import { testEngines } from '../support/engines.js';
 
-// Migration 029 put the chain position into the (address, nonce) indexes of txs, so that settling a pair from
-// the stored txs (store/write/mempool.ts `SETTLE_FROM_STORED`) reads the last mined tx of the pair, as sender
-// and as sponsor, instead of every one. Two things to prove: a database indexed before the migration ends
+// Migration 029 put the chain position into the (sponsor, nonce) index of txs, so that settling a pair from
+// the stored txs (store/write/mempool.ts `SETTLE_FROM_STORED`) reads the last tx of the pair mined as
+// sponsored, instead of every one. Two things to prove: a database indexed before the migration ends
 // equal to one indexed after it, and on a sponsor's pair grown to thousands of mined txs the statement
 // reads a few rows of txs by those indexes and still picks the last mined one, as the ranking does.
 
@@ -56,7 +56,7 @@ const nonceIndexes = (sql: Sql) => sql<{ indexname: string; indexdef: string }[]
   ORDER BY indexname`;
 
 for (const engine of testEngines(import.meta.url) as Engine[]) {
-  describe(`migration 029, the mined txs' nonce indexes in chain order (${engine})`, () => {
+  describe(`migration 029, the sponsored txs' nonce index in chain order (${engine})`, () => {
     test('a database indexed before it ends equal to one indexed after it', async () => {
       const old = await openTestDatabase(engine);
       const fresh = await openTestStore(engine);
@@ -76,7 +76,7 @@ for (const engine of testEngines(import.meta.url) as Engine[]) {
         assert.deepEqual(
           (await nonceIndexes(fresh.sql)).map((i) => i.indexdef.replace(/^.* USING btree /, '')),
           [
-            '(sender_address, nonce, block_height, microblock_sequence, tx_index)',
+            '(sender_address, nonce)',
             '(sponsor_address, nonce, block_height, microblock_sequence, tx_index) WHERE sponsored',
           ],
         );
@@ -196,7 +196,7 @@ describe('settling a sponsor pair of thousands of mined txs from the stored txs 
       assert.deepEqual(
         onTxs.map((n) => [n['Node Type'], n['Index Name'], n['Scan Direction']]),
         [
-          ['Index Scan', 'txs_sender_nonce_idx', 'Backward'],
+          ['Index Scan', 'txs_sender_nonce_idx', 'Forward'],
           ['Index Scan', 'txs_sponsor_nonce_idx', 'Backward'],
         ],
       );

@@ -104,20 +104,19 @@ const minedOf = (relation: string) => `
       WHERE t.sponsored AND ${canonicalRow('t')}`;
 
 /**
- * Of the stored mined txs of each pair, only those that can win: the last mined as sender and the last
- * mined as sponsor (ties on the chain position broken by id, as the ranking breaks them). The rest are
- * candidates that never win and never lose (only members lose), so reading them changed nothing, and a
- * sponsor's pair (sponsor, origin nonce) gathers every tx it sponsors with that nonce, a number that grows
- * with the chain. Each is one probe of an index on (address, nonce, chain position) read backwards
- * (migration 029; test/store/same-nonce-lookup.test.ts reads the plan on a pair of 3,000 mined txs).
+ * The stored mined txs of each pair that can win. As sender: all of them, as `minedOf` reads them: a
+ * sender uses a nonce once on the canonical chain, so these are one tx (and its copies, e.g. streamed in a
+ * microblock, then confirmed). As sponsor: only the last mined (a tie on the chain position broken by id,
+ * as the ranking breaks it), by one backward probe of the index on (sponsor, nonce, chain position)
+ * (migration 029): a sponsor's pair (sponsor, origin nonce) gathers every tx it sponsors with that nonce, a
+ * number that grows with the chain, and the others are candidates that never win and never lose (only
+ * members lose), so reading them changed nothing. (test/store/same-nonce-lookup.test.ts reads the plan on a
+ * pair of 3,000 mined txs.)
  */
 const lastMinedStored = `
       SELECT p.payer, p.nonce, t.tx_id, t.block_height, t.microblock_sequence, t.tx_index
-      FROM pair p CROSS JOIN LATERAL (
-        SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index FROM txs t
-        WHERE t.sender_address = p.payer AND t.nonce = p.nonce AND ${canonicalRow('t')}
-        ORDER BY ${LAST_MINED_FIRST}, t.tx_id LIMIT 1
-      ) t
+      FROM pair p JOIN txs t ON t.sender_address = p.payer AND t.nonce = p.nonce
+      WHERE ${canonicalRow('t')}
       UNION ALL
       SELECT p.payer, p.nonce, t.tx_id, t.block_height, t.microblock_sequence, t.tx_index
       FROM pair p CROSS JOIN LATERAL (
