@@ -107,8 +107,8 @@ const minedOf = (relation: string) => `
  * The stored mined txs of each pair that can win. As sender: all of them, as `minedOf` reads them: a
  * sender uses a nonce once on the canonical chain, so these are one tx (and its copies, e.g. streamed in a
  * microblock, then confirmed). As sponsor: only the last mined (a tie on the chain position broken by id,
- * as the ranking breaks it), by one backward probe of the index on (sponsor, nonce, chain position)
- * (migration 029): a sponsor's pair (sponsor, origin nonce) gathers every tx it sponsors with that nonce, a
+ * as the ranking breaks it), the first entry of a backward probe of the index on (sponsor, nonce, chain
+ * position, id descending) (migration 029), no sort: a sponsor's pair (sponsor, origin nonce) gathers every tx it sponsors with that nonce, a
  * number that grows with the chain, and the others are candidates that never win and never lose (only
  * members lose), so reading them changed nothing. (test/store/same-nonce-lookup.test.ts reads the plan on a
  * pair of 3,000 mined txs.)
