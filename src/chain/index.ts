@@ -1,5 +1,6 @@
 // Stacks chain decoding: transactions, Clarity values, addresses, synthetic burnchain txs.
 export * from './address.js';
+export { hexToBuffer } from './bytes.js';
 export * from './clarity.js';
 export * from './pox-address.js';
 export * from './pox-events.js';

@@ -194,9 +194,9 @@ function placementOf(block: BlockRow): Placement {
 export function decodeBlock(msg: NewBlock, isMainnet: boolean, rowsPerStatement?: number): DecodedBlock {
   const skipped: SkippedEvents = new Map();
   try {
-    checkBlockMessage(msg);
+    const rawTxBytes = checkBlockMessage(msg);
     const placement = placementOf(blockRow(msg, true, null));
-    const rows = buildChainRows(msg.transactions, msg.events, placement, isMainnet, skipped);
+    const rows = buildChainRows(msg.transactions, msg.events, placement, isMainnet, skipped, rawTxBytes);
     const encoded = rowsPerStatement === undefined ? undefined : encodeChainRows(rows, rowsPerStatement);
     return { payload: msg, rows, encoded, skipped };
   } catch (error) {

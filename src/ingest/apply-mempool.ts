@@ -1,4 +1,4 @@
-import { txIdFromRaw } from '../chain/index.js';
+import { hexToBuffer, txIdFromRaw } from '../chain/index.js';
 import type { TransactionSql } from '../store/db.js';
 import { dropMempoolTxs, receiveMempoolTxs } from '../store/write/mempool.js';
 import { type MempoolTxRow } from '../store/schema/rows.js';
@@ -16,10 +16,12 @@ import type { DropMempoolTx, NewMempoolTx } from '../protocol/payloads.js';
 export function decodeMempoolTxs(msg: NewMempoolTx, receivedAt: number): DecodedMempoolTxs {
   try {
     const rows: MempoolTxRow[] = msg.map((rawTx) => {
-      const txId = txIdFromRaw(rawTx);
+      // the hex decoded once, for the id and the codec
+      const bytes = hexToBuffer(rawTx);
+      const txId = txIdFromRaw(bytes);
       // Object.assign, not a literal spreading the decoded columns: V8 builds that one several times slower
       // (chain-rows.ts `buildChainRows` has the measurement)
-      return Object.assign(decodedColumns(txId, rawTx, decodeRawTx(rawTx, txId)), {
+      return Object.assign(decodedColumns(txId, rawTx, decodeRawTx(bytes, txId)), {
         pruned: false,
         status: MempoolStatus.pending,
         replaced_by_tx_id: null,

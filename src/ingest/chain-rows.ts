@@ -110,7 +110,8 @@ export function decodedColumns(txId: string, rawTx: string, decoded: DecodedTx):
   };
 }
 
-export function decodeRawTx(rawTx: string, txId: string): DecodedTx {
+/** `rawTx`: its hex, or its bytes when already decoded from hex (for the id check). */
+export function decodeRawTx(rawTx: string | Buffer, txId: string): DecodedTx {
   try {
     return decodeTransaction(rawTx);
   } catch (err) {
@@ -282,6 +283,8 @@ function splitEventType(type: string): [string, string] {
  * transactions and uncommitted events are dropped; each transaction's events are renumbered 0..n-1 in
  * the node's order. Synthetic (burnchain) transactions without events are skipped, as upstream does. Events
  * of types the index does not keep are left out and counted in `skipped` (a newer node may send new types).
+ * `rawTxBytes`: each transaction's raw bytes, in the order of `transactions`, when the id check decoded
+ * them from hex already (`checkBlockMessage`); else the codec decodes the hex.
  */
 export function buildChainRows(
   transactions: BlockTransaction[],
@@ -289,6 +292,7 @@ export function buildChainRows(
   placement: Placement,
   isMainnet: boolean,
   skipped?: SkippedEvents,
+  rawTxBytes?: readonly (Buffer | undefined)[],
 ): ChainRows {
   const eventsByTx = new Map<string, ChainEvent[]>();
   for (const event of events) {
@@ -299,7 +303,8 @@ export function buildChainRows(
 
   const rows: ChainRows = { txs: [], events: [], smartContracts: [], principalTxs: [] };
   const seen = new Set<string>();
-  for (const tx of transactions) {
+  for (let i = 0; i < transactions.length; i++) {
+    const tx = transactions[i];
     if (seen.has(tx.txid))
       throw new InvalidMessageError(`transaction ${tx.txid} appears twice in the message`);
     seen.add(tx.txid);
@@ -315,7 +320,7 @@ export function buildChainRows(
       }
       if (!decoded) continue;
     } else {
-      decoded = decodeRawTx(tx.raw_tx, tx.txid);
+      decoded = decodeRawTx(rawTxBytes?.[i] ?? tx.raw_tx, tx.txid);
     }
     const status = txStatus(tx.status, tx.txid);
     const microblockHash = tx.microblock_hash ?? '';

@@ -1,4 +1,4 @@
-import { txIdFromRaw } from '../chain/index.js';
+import { hexToBuffer, txIdFromRaw } from '../chain/index.js';
 import type { BlockTransaction, ChainEvent, NewBlock, NewMicroblocks } from '../protocol/payloads.js';
 import { InvalidMessageError } from './chain-rows.js';
 
@@ -15,28 +15,37 @@ import { InvalidMessageError } from './chain-rows.js';
 /** Synthetic (burnchain) transactions carry no bytes: their id is the burnchain operation's. */
 const SYNTHETIC_RAW_TX = '0x00';
 
-/** A transaction's id is the SHA-512/256 of its bytes (`txIdFromRaw`): anything else is not that tx. */
-function checkTxId(tx: Pick<BlockTransaction, 'txid' | 'raw_tx'>): void {
-  if (tx.raw_tx === SYNTHETIC_RAW_TX) return;
-  const actual = txIdFromRaw(tx.raw_tx);
+/**
+ * A transaction's id is the SHA-512/256 of its bytes (`txIdFromRaw`): anything else is not that tx. Returns
+ * the bytes (none for a synthetic tx), which the codec decodes next (`buildChainRows`): the hex is decoded
+ * once.
+ */
+function checkTxId(tx: Pick<BlockTransaction, 'txid' | 'raw_tx'>): Buffer | undefined {
+  if (tx.raw_tx === SYNTHETIC_RAW_TX) return undefined;
+  const bytes = hexToBuffer(tx.raw_tx);
+  const actual = txIdFromRaw(bytes);
   if (actual !== tx.txid.toLowerCase()) {
     throw new InvalidMessageError(
       `transaction ${tx.txid}: its id is not the hash of its raw_tx (which hashes to ${actual})`,
     );
   }
+  return bytes;
 }
 
 /**
  * A block's transactions are numbered 0..n-1 (`tx_index`, the microblock txs it confirms included), each
  * id is its bytes' hash, its events have distinct `event_index` values (numbered across the block), and
- * every event belongs to one of its transactions.
+ * every event belongs to one of its transactions. Returns each transaction's raw bytes, in the message's
+ * order (see `checkTxId`).
  */
-export function checkBlockMessage(msg: NewBlock): void {
+export function checkBlockMessage(msg: NewBlock): (Buffer | undefined)[] {
   const where = `block ${msg.block_height} (${msg.index_block_hash})`;
   const n = msg.transactions.length;
   const seen = new Uint8Array(n);
-  for (const tx of msg.transactions) {
-    checkTxId(tx);
+  const rawTxBytes = new Array<Buffer | undefined>(n);
+  for (let i = 0; i < n; i++) {
+    const tx = msg.transactions[i];
+    rawTxBytes[i] = checkTxId(tx);
     if (tx.tx_index >= n) {
       throw new InvalidMessageError(
         `${where}: tx_index ${tx.tx_index} of ${tx.txid} is out of range (the block has ${n} transactions, ` +
@@ -47,6 +56,7 @@ export function checkBlockMessage(msg: NewBlock): void {
     seen[tx.tx_index] = 1;
   }
   checkEvents(where, msg.transactions, msg.events);
+  return rawTxBytes;
 }
 
 /**
