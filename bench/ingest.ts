@@ -147,7 +147,12 @@ export const SERVER_SETTINGS = ['shared_buffers=2GB', 'max_wal_size=8GB', 'check
 export function profilingSettings(options: { pgStats?: boolean; explainMs?: number }): string[] {
   return [
     ...(options.pgStats
-      ? ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=all']
+      ? [
+          'shared_preload_libraries=pg_stat_statements',
+          'pg_stat_statements.track=all',
+          // how often a prepared statement is planned again (a custom plan each call), and for how long
+          'pg_stat_statements.track_planning=on',
+        ]
       : []),
     ...(options.explainMs !== undefined
       ? [
@@ -327,6 +332,8 @@ function formatStates(states: StateSamples): string {
 interface StatementRow {
   ms: number;
   calls: number;
+  plans: number;
+  plan_ms: number;
   rows: number;
   wal_bytes: number;
   wal_fpi: number;
@@ -373,6 +380,7 @@ async function startProfile(store: Store) {
         FROM pg_stat_wal`;
       const statements = await store.sql<StatementRow[]>`
         SELECT total_exec_time::float8 AS ms, calls::float8 AS calls, rows::float8 AS rows,
+          plans::float8 AS plans, total_plan_time::float8 AS plan_ms,
           wal_bytes::float8 AS wal_bytes, wal_fpi::float8 AS wal_fpi,
           (shared_blks_hit + shared_blks_read)::float8 AS blks, shared_blks_dirtied::float8 AS dirtied,
           left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 150) AS query
@@ -404,13 +412,13 @@ async function startProfile(store: Store) {
         '',
         '## Statements (by execution time)',
         '',
-        '| µs/tx | share | calls | rows/call | WAL bytes/tx | FPI/1k tx | buffers/tx | dirtied/1k tx | statement |',
-        '| ----: | ----: | ----: | --------: | -----------: | --------: | ---------: | ------------: | --------- |',
+        '| µs/tx | share | calls | plans | plan µs/tx | rows/call | WAL bytes/tx | FPI/1k tx | buffers/tx | dirtied/1k tx | statement |',
+        '| ----: | ----: | ----: | ----: | ---------: | --------: | -----------: | --------: | ---------: | ------------: | --------- |',
         ...statements
           .slice(0, 30)
           .map(
             (s) =>
-              `| ${r(per(s.ms * 1e3), 1)} | ${r((s.ms / totalMs) * 100, 1)}% | ${r(s.calls)} | ${r(s.rows / Math.max(s.calls, 1), 1)} | ` +
+              `| ${r(per(s.ms * 1e3), 1)} | ${r((s.ms / totalMs) * 100, 1)}% | ${r(s.calls)} | ${r(s.plans)} | ${r(per(s.plan_ms * 1e3), 1)} | ${r(s.rows / Math.max(s.calls, 1), 1)} | ` +
               `${r(per(s.wal_bytes))} | ${r(per(s.wal_fpi) * 1000, 1)} | ${r(per(s.blks), 1)} | ${r(per(s.dirtied) * 1000, 1)} | ` +
               `\`${s.query.replaceAll('|', '\\|')}\` |`,
           ),

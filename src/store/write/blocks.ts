@@ -8,6 +8,7 @@ import {
   inStatementsOfBoundedSize,
   PREPARED,
   type EncodedStatements,
+  unnestSelectList,
 } from './bulk.js';
 import {
   blockColumns,
@@ -179,7 +180,7 @@ const PRINCIPAL_TX_NAMES = principalTxNames();
  */
 function principalTxsToInsert(fresh: boolean): string {
   const arrays = principalTxSpec.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
-  if (fresh) return `SELECT * FROM unnest(${arrays}) AS u(${PRINCIPAL_TX_NAMES})`;
+  if (fresh) return `SELECT ${unnestSelectList(principalTxSpec)}`;
   return `SELECT DISTINCT ON (u.principal, u.tx_id, u.index_block_hash, u.microblock_hash) ${principalTxNames('u.')}
     FROM unnest(${arrays}) WITH ORDINALITY AS u(${PRINCIPAL_TX_NAMES}, n)
     WHERE NOT EXISTS (

@@ -1,5 +1,5 @@
 import type { TransactionSql } from '../db.js';
-import { columnArrays, PREPARED } from './bulk.js';
+import { columnArrays, PREPARED, unnestSelectList } from './bulk.js';
 import type { ColumnSpec } from '../schema/tables.js';
 import type { EventRow, MinerRewardRow } from '../schema/rows.js';
 import { EventKind } from '../schema/codes.js';
@@ -133,7 +133,7 @@ export function applyRowContributions(
         .unsafe(
           `INSERT INTO stx_balances AS b (principal, total_sent, total_received, total_fees_sent,
              total_miner_rewards_received)
-           SELECT * FROM unnest($1::text[], $2::numeric[], $3::numeric[], $4::numeric[], $5::numeric[])
+           SELECT ${unnestSelectList(stxColumns)}
            ON CONFLICT (principal) DO UPDATE SET
              total_sent = b.total_sent + excluded.total_sent,
              total_received = b.total_received + excluded.total_received,
@@ -150,7 +150,7 @@ export function applyRowContributions(
       sql
         .unsafe(
           `INSERT INTO ft_balances AS b (principal, asset_identifier, total_sent, total_received)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::numeric[], $4::numeric[])
+           SELECT ${unnestSelectList(ftColumns)}
            ON CONFLICT (principal, asset_identifier) DO UPDATE SET
              total_sent = b.total_sent + excluded.total_sent,
              total_received = b.total_received + excluded.total_received`,
@@ -165,7 +165,7 @@ export function applyRowContributions(
       sql
         .unsafe(
           `INSERT INTO nft_balances AS b (principal, asset_identifier, sent_count, received_count)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[])
+           SELECT ${unnestSelectList(nftColumns)}
            ON CONFLICT (principal, asset_identifier) DO UPDATE SET
              sent_count = b.sent_count + excluded.sent_count,
              received_count = b.received_count + excluded.received_count`,
