@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, describe, test } from 'node:test';
 import type { Engine, Sql } from '../../src/store/db.js';
-import { BLOCK_AT_BURN_HEIGHT } from '../../src/store/read/blocks.js';
+import { BLOCK_AT_BURN_HEIGHT, BLOCKS_AT_BURN_HEIGHTS } from '../../src/store/read/blocks.js';
 import { anchoredVisibleRow } from '../../src/store/visibility.js';
 import { get, startTestApi } from '../support/api.js';
 import { stopOwnCluster } from '../support/database.js';
@@ -199,7 +199,7 @@ interface PlanNode {
 
 for (const engine of testEngines(import.meta.url) as Engine[]) {
   describe(`block by burn block height, the microblock lookups (${engine})`, () => {
-    test('are index-only probes of the canonical microblocks, not scans of the table, in the generic plan', async () => {
+    test('are index-only probes of the canonical microblocks, not scans of the table, in the generic plans', async () => {
       const { store, close } = await startTestApi({ engine, fixture: 'mainnet-out-of-order-microblock' });
       try {
         const [{ count }] = await store.sql<
@@ -223,24 +223,40 @@ for (const engine of testEngines(import.meta.url) as Engine[]) {
           SELECT burn_block_height AS height FROM blocks b
           WHERE EXISTS (SELECT FROM microblocks m WHERE m.parent_index_block_hash = b.parent_index_block_hash)
           ORDER BY block_height LIMIT 1`;
-        // the plan a prepared statement settles on (the route runs it prepared, thousands of times)
-        const plan = await store.sql.begin(async (tx) => {
-          await tx`SET LOCAL plan_cache_mode = force_generic_plan`;
-          await tx.unsafe(`PREPARE block_at_burn_height(integer) AS ${BLOCK_AT_BURN_HEIGHT}`);
-          const [row] = await tx.unsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
-            `EXPLAIN (FORMAT JSON) EXECUTE block_at_burn_height(${Number(height)})`,
+        // the plan a prepared statement settles on (the route runs it prepared, thousands of times): the
+        // statement of one burn height, and that of the heights asked together (batched)
+        const genericPlan = (declaration: string, text: string, execute: string) =>
+          store.sql.begin(async (tx) => {
+            await tx`SET LOCAL plan_cache_mode = force_generic_plan`;
+            await tx.unsafe(`PREPARE ${declaration} AS ${text}`);
+            const [row] = await tx.unsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+              `EXPLAIN (FORMAT JSON) EXECUTE ${execute}`,
+            );
+            await tx.unsafe(`DEALLOCATE ${declaration.split('(')[0]}`);
+            return row['QUERY PLAN'][0].Plan;
+          });
+        const plans = [
+          await genericPlan(
+            'block_at_burn_height(integer)',
+            BLOCK_AT_BURN_HEIGHT,
+            `block_at_burn_height(${Number(height)})`,
+          ),
+          await genericPlan(
+            'blocks_at_burn_heights(integer[])',
+            BLOCKS_AT_BURN_HEIGHTS,
+            `blocks_at_burn_heights(ARRAY[${Number(height)}, ${Number(height) + 1}])`,
+          ),
+        ];
+        for (const plan of plans) {
+          const onMicroblocks = planNodes(plan).filter((n) => n['Relation Name'] === 'microblocks');
+          assert.deepEqual(
+            onMicroblocks.map((n) => [n['Node Type'], n['Index Name']]),
+            [
+              ['Index Only Scan', 'microblocks_canonical_parent_idx'],
+              ['Index Only Scan', 'microblocks_canonical_parent_idx'],
+            ],
           );
-          await tx`DEALLOCATE block_at_burn_height`;
-          return row['QUERY PLAN'][0].Plan;
-        });
-        const onMicroblocks = planNodes(plan).filter((n) => n['Relation Name'] === 'microblocks');
-        assert.deepEqual(
-          onMicroblocks.map((n) => [n['Node Type'], n['Index Name']]),
-          [
-            ['Index Only Scan', 'microblocks_canonical_parent_idx'],
-            ['Index Only Scan', 'microblocks_canonical_parent_idx'],
-          ],
-        );
+        }
       } finally {
         await close();
       }

@@ -4,7 +4,7 @@ import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { Engine } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
-import { insertMinerRewards } from '../../src/store/write/blocks.js';
+import { insertChainRows, insertMinerRewards } from '../../src/store/write/blocks.js';
 import { inStatementsOfBoundedSize } from '../../src/store/write/bulk.js';
 import { openTestDatabase, silentLogger, stopOwnCluster } from '../support/database.js';
 import { READ_TABLES, RECEIPT_TIME_COLUMNS, databaseDigest } from '../support/digest.js';
@@ -78,6 +78,45 @@ describe('bulk inserts in statements of bounded size (postgres)', () => {
     assert.ok(counts[0].max_ordinal > 500, `highest ordinal ${counts[0].max_ordinal}`);
     assert.deepEqual(counts[1], counts[0]);
     assert.deepEqual(digests[1], digests[0]);
+  });
+
+  test('text and json elements of the array literals are stored as given (quotes, backslashes, escapes, non-ASCII)', async () => {
+    // a contract's ABI is the node's JSON, stored as jsonb through a text element of an array literal; its
+    // tx id is a text element. NUL is dropped from both, as the original API does.
+    const tricky =
+      'say "hi" \\ C:\\dir\\ \\n is not \n; tab\t \u0001 é 日本 😀 \u2028\u2029 "\\"" {a,b} NULL';
+    const abi = { tricky, nested: [{ [tricky]: [tricky, 1, null, true] }], nul: 'a\u0000b' };
+    const store = await openStore(250);
+    try {
+      await store.transaction((sql) =>
+        insertChainRows(sql, {
+          txs: [],
+          events: [],
+          principalTxs: [],
+          smartContracts: [
+            {
+              contract_id: 'SP000000000000000000002Q6VF78.tricky',
+              tx_id: tricky + '\u0000!',
+              index_block_hash: '0x01',
+              microblock_hash: '',
+              block_height: 1,
+              clarity_version: null,
+              abi,
+              canonical: true,
+              microblock_canonical: true,
+            },
+          ],
+        }),
+      );
+      const rows = await store.sql<{ tx_id: string; abi: unknown; tricky: string }[]>`
+        SELECT tx_id, abi, abi->>'tricky' AS tricky FROM smart_contracts`;
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0].tx_id, tricky + '!');
+      assert.equal(rows[0].tricky, tricky);
+      assert.deepEqual(rows[0].abi, { ...abi, nul: 'ab' });
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { NotFoundError } from '../../errors.js';
 import {
+  batchedBlockByBurnHeightReads,
   batchedCanonicalBlockReads,
-  findBlockByBurnHeight,
   type BlockLocator,
 } from '../../store/read/blocks.js';
 import { cachedChainState, chainTipSeen } from '../../store/read/chain-state.js';
@@ -75,6 +75,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
   });
   // the misses of requests that arrive together (the cold walk of a client, a bench) are read by one statement
   const readBlock = batchedCanonicalBlockReads(() => store.sql);
+  const readBlockAtBurnHeight = batchedBlockByBurnHeightReads(() => store.sql);
   app.get(
     '/extended/v2/blocks/:height_or_hash',
     {
@@ -122,7 +123,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     },
     async (request, reply) => {
       const height = request.params.burn_block_height;
-      const block = height <= MAX_INT ? await findBlockByBurnHeight(store.sql, height) : undefined;
+      const block = height <= MAX_INT ? await readBlockAtBurnHeight(height) : undefined;
       if (!block) throw new NotFoundError('cannot find block by height');
       return sendJson(
         reply,

@@ -86,9 +86,13 @@ export interface NonceClaim {
 const payerOf = (tx: NonceClaim) =>
   tx.sponsored && tx.sponsor_address ? tx.sponsor_address : tx.sender_address;
 
+/** How a pair's mined txs rank: the one mined last on the canonical chain first. */
+const LAST_MINED_FIRST = 'block_height DESC, microblock_sequence DESC, tx_index DESC';
+
 /**
- * The mined txs of each pair, from `relation` (rows with the columns of `txs` that settling reads): its
- * canonical rows whose sender, or sponsor if sponsored, is the payer, with the pair's nonce.
+ * The mined txs of each pair, from `relation` (rows with the columns of `txs` that settling reads; the txs of
+ * a block becoming the tip, `SETTLE_AT_TIP`): its canonical rows whose sender, or sponsor if sponsored, is
+ * the payer, with the pair's nonce.
  */
 const minedOf = (relation: string) => `
       SELECT p.payer, p.nonce, t.tx_id, t.block_height, t.microblock_sequence, t.tx_index
@@ -99,7 +103,30 @@ const minedOf = (relation: string) => `
       FROM pair p JOIN ${relation} t ON t.sponsor_address = p.payer AND t.nonce = p.nonce
       WHERE t.sponsored AND ${canonicalRow('t')}`;
 
-const settlingStatement = (minedRelation: string, before = '') => `
+/**
+ * The stored mined txs of each pair that can win. As sender: all of them, as `minedOf` reads them: a
+ * sender uses a nonce once on the canonical chain, so these are one tx (and its copies, e.g. streamed in a
+ * microblock, then confirmed). As sponsor: only the last mined (a tie on the chain position broken by id,
+ * as the ranking breaks it), the first entry of a backward probe of the index on (sponsor, nonce, chain
+ * position, id descending) (migration 029), no sort: a sponsor's pair (sponsor, origin nonce) gathers every tx it sponsors with that nonce, a
+ * number that grows with the chain, and the others are candidates that never win and never lose (only
+ * members lose), so reading them changed nothing. (test/store/same-nonce-lookup.test.ts reads the plan on a
+ * pair of 3,000 mined txs.)
+ */
+const lastMinedStored = `
+      SELECT p.payer, p.nonce, t.tx_id, t.block_height, t.microblock_sequence, t.tx_index
+      FROM pair p JOIN txs t ON t.sender_address = p.payer AND t.nonce = p.nonce
+      WHERE ${canonicalRow('t')}
+      UNION ALL
+      SELECT p.payer, p.nonce, t.tx_id, t.block_height, t.microblock_sequence, t.tx_index
+      FROM pair p CROSS JOIN LATERAL (
+        SELECT t.tx_id, t.block_height, t.microblock_sequence, t.tx_index FROM txs t
+        WHERE t.sponsor_address = p.payer AND t.nonce = p.nonce AND t.sponsored AND ${canonicalRow('t')}
+        ORDER BY ${LAST_MINED_FIRST}, t.tx_id LIMIT 1
+      ) t`;
+
+/** The settling statement, its mined candidates given by `mined` (a query of the pairs' mined txs). */
+const settlingStatement = (mined: string, before = '') => `
     WITH ${before}pair AS (
       SELECT DISTINCT payer, nonce FROM unnest($1::text[], $2::int8[]) AS p(payer, nonce)
     ),
@@ -116,7 +143,7 @@ const settlingStatement = (minedRelation: string, before = '') => `
       SELECT payer, nonce, tx_id, false AS is_member, block_height, microblock_sequence, tx_index,
         NULL::numeric AS fee_rate, NULL::bigint AS receipt_time, NULL::tid AS row_id, NULL::boolean AS pruned,
         NULL::int2 AS status, NULL::text AS replaced_by_tx_id
-      FROM (${minedOf(minedRelation)}) AS mined
+      FROM (${mined}) AS mined
       UNION ALL
       SELECT payer, nonce, tx_id, true, NULL, NULL, NULL, fee_rate, receipt_time, row_id, pruned, status,
         replaced_by_tx_id
@@ -125,8 +152,7 @@ const settlingStatement = (minedRelation: string, before = '') => `
     ranked AS (
       SELECT tx_id, is_member, row_id, pruned, status, replaced_by_tx_id, first_value(tx_id) OVER (
           PARTITION BY payer, nonce
-          ORDER BY is_member, block_height DESC, microblock_sequence DESC, tx_index DESC,
-            fee_rate DESC, receipt_time DESC, tx_id
+          ORDER BY is_member, ${LAST_MINED_FIRST}, fee_rate DESC, receipt_time DESC, tx_id
         ) AS winner
       FROM candidate
     ),
@@ -139,7 +165,7 @@ const settlingStatement = (minedRelation: string, before = '') => `
     FROM loser WHERE m.ctid = loser.row_id
       AND (loser.pruned, loser.status, loser.replaced_by_tx_id) IS DISTINCT FROM (true, $3::int2, loser.winner)`;
 
-const SETTLE_FROM_STORED = settlingStatement('txs');
+export const SETTLE_FROM_STORED = settlingStatement(lastMinedStored);
 
 /** A mined tx, as pruning the mempool needs it: its id and the (payer, nonce) pair it claims. */
 export interface MinedTxKey extends NonceClaim {
@@ -174,11 +200,10 @@ const tipTxSpec: ColumnSpec<TipTx> = [
  * pair, and matches it as sender or as sponsor), and they are mined after every other canonical tx (the
  * block is above every canonical block, and no unconfirmed microblock builds on it yet), so a pair's winner
  * is one of them and the stored mined txs, only ever candidates and never members, change nothing: they
- * are not read. That lookup read every mined tx of the pair, and a sponsor's pair (sponsor, origin nonce)
- * gathers every tx it sponsors with that nonce, a number that grows with the chain.
+ * are not read (not even the last of each pair, as `lastMinedStored` reads them).
  */
 const SETTLE_AT_TIP = settlingStatement(
-  'tip_tx',
+  minedOf('tip_tx'),
   `tip_tx AS (
       SELECT * FROM unnest(${tipTxSpec.map(([, type], i) => `$${i + 4}::${type}[]`).join(', ')})
         AS t(${tipTxSpec.map(([name]) => name).join(', ')})
