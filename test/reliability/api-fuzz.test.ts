@@ -5,12 +5,11 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { Store } from '../../src/store/store.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { silentLogger, stopOwnCluster } from '../support/database.js';
+import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
-import { generatedMessages } from '../support/delivery.js';
+import { generatedMessages, ingestMessages } from '../support/delivery.js';
 
 // Hostile input on the read API: a property-based fuzzer sends requests with random and malformed paths,
 // parameters, huge values, unicode, repeated keys, very long URLs and headers to the ten endpoints and to
@@ -44,8 +43,7 @@ async function indexChain(store: Store): Promise<Known> {
     txsPerBlock: 8,
     workers: 0,
   });
-  const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
-  for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
+  await ingestMessages(store, messages);
   const txs = await store.sql<{ tx_id: string }[]>`
     (SELECT tx_id FROM txs ORDER BY tx_id LIMIT 30) UNION (SELECT tx_id FROM mempool_txs ORDER BY tx_id LIMIT 10)`;
   const blocks = await store.sql<

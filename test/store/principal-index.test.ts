@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import type { Engine, Sql, TransactionSql } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
@@ -21,8 +20,8 @@ import { addBlockContributions, removeBlockContributions } from '../../src/store
 import { adoptGenesisRows } from '../../src/store/write/genesis.js';
 import { dropStagedRows, orphanMicroblocks } from '../../src/store/write/microblocks.js';
 import { databaseDigest, READ_TABLES } from '../support/digest.js';
-import { openTestDatabase, openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
-import { generatedMessages } from '../support/delivery.js';
+import { openTestDatabase, openTestStore, stopOwnCluster } from '../support/database.js';
+import { generatedMessages, ingestMessages } from '../support/delivery.js';
 import { migrationsBefore, migrationsFrom } from '../support/migrations.js';
 import { testEngines } from '../support/engines.js';
 
@@ -45,10 +44,7 @@ after(async () => {
   await stopOwnCluster();
 });
 
-async function ingestAll(store: Store) {
-  const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
-  for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
-}
+const ingestAll = (store: Store) => ingestMessages(store, messages);
 
 const principalIndexes = (sql: Sql) => sql<{ indexname: string; indexdef: string }[]>`
   SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'principal_txs' ORDER BY indexname`;

@@ -1,5 +1,8 @@
 import { generateChain, type GenerateOptions } from '../../src/devnet/chain.js';
+import { Ingestor } from '../../src/ingest/ingestor.js';
 import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
+import type { Store } from '../../src/store/store.js';
+import { silentLogger } from './database.js';
 
 // Message streams for the reliability tests: a recorded or generated event stream, and the orders in which a
 // stacks-node may deliver it when it retries.
@@ -8,6 +11,12 @@ export async function readMessages(file: string): Promise<RecordedMessage[]> {
   const messages: RecordedMessage[] = [];
   for await (const { bytesRead: _bytesRead, ...m } of readTsv(file)) messages.push(m);
   return messages;
+}
+
+/** Applies the messages in order, each once, through the ingest path (mainnet addresses). */
+export async function ingestMessages(store: Store, messages: RecordedMessage[]): Promise<void> {
+  const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
+  for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
 }
 
 /** A generated chain (deterministic for its seed), held in memory. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { Ingestor } from '../../src/ingest/ingestor.js';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import type { Engine, Sql } from '../../src/store/db.js';
-import { connectTestDatabase, openTestStore, silentLogger } from './database.js';
+import { connectTestDatabase, openTestStore } from './database.js';
+import { ingestMessages } from './delivery.js';
 
 /** Every table of the index, including the raw message log. */
 export const INDEX_TABLES = [
@@ -83,8 +83,7 @@ export async function uninterruptedRun(
 ): Promise<IndexSnapshot> {
   const store = await openTestStore(engine);
   try {
-    const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
-    for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
+    await ingestMessages(store, messages);
     return {
       digest: await databaseDigest(store.sql, READ_TABLES, RECEIPT_TIME_COLUMNS),
       log: await appliedMessageLog(store.sql),
