@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import type { Engine, Sql, TransactionSql } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
 import {
   accountTxRows,
   batchedAccountTxReads,
@@ -14,15 +13,15 @@ import {
 } from '../../src/store/read/account-txs.js';
 import { showcaseIds } from '../../src/store/read/showcase.js';
 import type { PrincipalTxRow } from '../../src/store/schema/rows.js';
-import { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { insertChainRows, setBlocksCanonical } from '../../src/store/write/blocks.js';
 import { addBlockContributions, removeBlockContributions } from '../../src/store/write/contributions.js';
 import { adoptGenesisRows } from '../../src/store/write/genesis.js';
 import { dropStagedRows, orphanMicroblocks } from '../../src/store/write/microblocks.js';
-import { databaseDigest, READ_TABLES } from '../support/digest.js';
-import { openTestDatabase, openTestStore, stopOwnCluster } from '../support/database.js';
+import { databaseDigest } from '../support/digest.js';
+import { openTestStore, stopOwnCluster } from '../support/database.js';
 import { generatedMessages, ingestMessages } from '../support/delivery.js';
-import { migrationsBefore, migrationsFrom } from '../support/migrations.js';
+import { assertMigrationEquivalent } from '../support/migrations.js';
 import { testEngines } from '../support/engines.js';
 
 // Migration 028 took the principal index's 4-text primary key away (its widest index, in the largest share of
@@ -52,48 +51,37 @@ const principalIndexes = (sql: Sql) => sql<{ indexname: string; indexdef: string
 for (const engine of testEngines(import.meta.url) as Engine[]) {
   describe(`migration 028, the principal index without its primary key (${engine})`, () => {
     test('a database indexed before it ends equal to one indexed after it', async () => {
-      const old = await openTestDatabase(engine);
-      const fresh = await openTestStore(engine);
-      try {
-        await migrate(old.sql, await migrationsBefore(dir, 28));
-        const oldStore = new Store(old);
-        assert.deepEqual(
-          (await principalIndexes(old.sql)).map((i) => i.indexname),
-          [
-            'principal_txs_block_idx',
-            'principal_txs_ordinal_idx',
-            'principal_txs_pkey',
-            'principal_txs_principal_height_idx',
-          ],
-        );
-        await ingestAll(oldStore);
-        // it and those after it (a later migration, too, runs on the database indexed before)
-        assert.deepEqual(await migrate(old.sql), await migrationsFrom(28));
-        await ingestAll(fresh);
-        const [{ rows }] = await fresh.sql<
-          { rows: number }[]
-        >`SELECT count(*)::int AS rows FROM principal_txs`;
-        assert.ok(rows > 400, `${rows} principal index rows`);
-        assert.deepEqual(await principalIndexes(old.sql), await principalIndexes(fresh.sql));
-        assert.deepEqual(
-          (await principalIndexes(fresh.sql)).map((i) => i.indexname),
-          [
-            'principal_txs_block_idx',
-            'principal_txs_ordinal_idx',
-            'principal_txs_principal_height_idx',
-            'principal_txs_tx_idx',
-          ],
-        );
-        const oldDigest = await databaseDigest(old.sql, READ_TABLES);
-        const freshDigest = await databaseDigest(fresh.sql, READ_TABLES);
-        for (const table of READ_TABLES) assert.equal(oldDigest[table], freshDigest[table], table);
-        // a migrated database goes on indexing as a fresh one: the chain sent again changes nothing
-        await ingestAll(oldStore);
-        assert.deepEqual(await databaseDigest(old.sql, READ_TABLES), freshDigest);
-      } finally {
-        await old.close();
-        await fresh.close();
-      }
+      await assertMigrationEquivalent({
+        engine,
+        version: 28,
+        dir,
+        messages,
+        beforeMigration: async (old) => {
+          assert.deepEqual(
+            (await principalIndexes(old)).map((i) => i.indexname),
+            [
+              'principal_txs_block_idx',
+              'principal_txs_ordinal_idx',
+              'principal_txs_pkey',
+              'principal_txs_principal_height_idx',
+            ],
+          );
+        },
+        migrated: async (old, fresh) => {
+          const [{ rows }] = await fresh<{ rows: number }[]>`SELECT count(*)::int AS rows FROM principal_txs`;
+          assert.ok(rows > 400, `${rows} principal index rows`);
+          assert.deepEqual(await principalIndexes(old), await principalIndexes(fresh));
+          assert.deepEqual(
+            (await principalIndexes(fresh)).map((i) => i.indexname),
+            [
+              'principal_txs_block_idx',
+              'principal_txs_ordinal_idx',
+              'principal_txs_principal_height_idx',
+              'principal_txs_tx_idx',
+            ],
+          );
+        },
+      });
     });
   });
 }

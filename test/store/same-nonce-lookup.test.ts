@@ -5,14 +5,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import type { Engine, Sql, TransactionSql } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
 import { MempoolStatus } from '../../src/store/schema/codes.js';
-import { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { resolveSameNonce, SETTLE_FROM_STORED } from '../../src/store/write/mempool.js';
-import { databaseDigest, READ_TABLES } from '../support/digest.js';
-import { openTestDatabase, openTestStore, stopOwnCluster } from '../support/database.js';
+import { openTestStore, stopOwnCluster } from '../support/database.js';
 import { generatedMessages, ingestMessages } from '../support/delivery.js';
-import { migrationsBefore, migrationsFrom } from '../support/migrations.js';
+import { assertMigrationEquivalent } from '../support/migrations.js';
 import { testEngines } from '../support/engines.js';
 
 // Migration 029 put the chain position into the (sponsor, nonce) index of txs, so that settling a pair from
@@ -43,39 +41,28 @@ const nonceIndexes = (sql: Sql) => sql<{ indexname: string; indexdef: string }[]
 for (const engine of testEngines(import.meta.url) as Engine[]) {
   describe(`migration 029, the sponsored txs' nonce index in chain order (${engine})`, () => {
     test('a database indexed before it ends equal to one indexed after it', async () => {
-      const old = await openTestDatabase(engine);
-      const fresh = await openTestStore(engine);
-      try {
-        await migrate(old.sql, await migrationsBefore(dir, 29));
-        const oldStore = new Store(old);
-        await ingestAll(oldStore);
-        // it and those after it (a later migration, too, runs on the database indexed before)
-        assert.deepEqual(await migrate(old.sql), await migrationsFrom(29));
-        await ingestAll(fresh);
-        const [{ sponsored, replaced }] = await fresh.sql<{ sponsored: number; replaced: number }[]>`
-          SELECT (SELECT count(*)::int FROM txs WHERE sponsored) AS sponsored,
-            (SELECT count(*)::int FROM mempool_txs WHERE status = ${MempoolStatus.dropped_replace_by_fee})
-              AS replaced`;
-        assert.ok(sponsored > 5, `${sponsored} sponsored txs`);
-        assert.ok(replaced > 5, `${replaced} txs replaced by fee`);
-        assert.deepEqual(await nonceIndexes(old.sql), await nonceIndexes(fresh.sql));
-        assert.deepEqual(
-          (await nonceIndexes(fresh.sql)).map((i) => i.indexdef.replace(/^.* USING btree /, '')),
-          [
-            '(sender_address, nonce)',
-            '(sponsor_address, nonce, block_height, microblock_sequence, tx_index, tx_id DESC) WHERE sponsored',
-          ],
-        );
-        const oldDigest = await databaseDigest(old.sql, READ_TABLES);
-        const freshDigest = await databaseDigest(fresh.sql, READ_TABLES);
-        for (const table of READ_TABLES) assert.equal(oldDigest[table], freshDigest[table], table);
-        // a migrated database goes on indexing as a fresh one: the chain sent again changes nothing
-        await ingestAll(oldStore);
-        assert.deepEqual(await databaseDigest(old.sql, READ_TABLES), freshDigest);
-      } finally {
-        await old.close();
-        await fresh.close();
-      }
+      await assertMigrationEquivalent({
+        engine,
+        version: 29,
+        dir,
+        messages,
+        migrated: async (old, fresh) => {
+          const [{ sponsored, replaced }] = await fresh<{ sponsored: number; replaced: number }[]>`
+            SELECT (SELECT count(*)::int FROM txs WHERE sponsored) AS sponsored,
+              (SELECT count(*)::int FROM mempool_txs WHERE status = ${MempoolStatus.dropped_replace_by_fee})
+                AS replaced`;
+          assert.ok(sponsored > 5, `${sponsored} sponsored txs`);
+          assert.ok(replaced > 5, `${replaced} txs replaced by fee`);
+          assert.deepEqual(await nonceIndexes(old), await nonceIndexes(fresh));
+          assert.deepEqual(
+            (await nonceIndexes(fresh)).map((i) => i.indexdef.replace(/^.* USING btree /, '')),
+            [
+              '(sender_address, nonce)',
+              '(sponsor_address, nonce, block_height, microblock_sequence, tx_index, tx_id DESC) WHERE sponsored',
+            ],
+          );
+        },
+      });
     });
   });
 }

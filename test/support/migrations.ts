@@ -1,13 +1,20 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { listMigrations } from '../../src/store/migrate.js';
+import assert from 'node:assert/strict';
+import type { RecordedMessage } from '../../src/protocol/tsv.js';
+import type { Engine, Sql } from '../../src/store/db.js';
+import { listMigrations, migrate } from '../../src/store/migrate.js';
+import { Store } from '../../src/store/store.js';
+import { openTestDatabase, openTestStore } from './database.js';
+import { ingestMessages } from './delivery.js';
+import { databaseDigest, READ_TABLES } from './digest.js';
 
 // A database on the schema before a migration, for tests that index it there, run the migration and compare
 // it with a database indexed after it.
 
 /** A folder (made in `dir`) holding the migrations before `version`: the schema of a database that has not run it yet. */
-export async function migrationsBefore(dir: string, version: number): Promise<URL> {
+async function migrationsBefore(dir: string, version: number): Promise<URL> {
   const folder = join(dir, `before-${version}`);
   rmSync(folder, { recursive: true, force: true });
   mkdirSync(folder);
@@ -18,6 +25,44 @@ export async function migrationsBefore(dir: string, version: number): Promise<UR
 }
 
 /** The names of the migrations from `version` on, in order: what migrating such a database applies. */
-export async function migrationsFrom(version: number): Promise<string[]> {
+async function migrationsFrom(version: number): Promise<string[]> {
   return (await listMigrations()).filter((m) => m.version >= version).map((m) => m.name);
+}
+
+/**
+ * A migration's equivalence, asserted: `messages` indexed on a database before `version` (then migrated: it
+ * and every later migration run) and on a fresh one end in equal tables, and the migrated database goes on
+ * indexing as the fresh one (the chain sent again changes nothing). `beforeMigration` checks the old
+ * schema; `migrated` the migration's own result, given both databases once indexed.
+ */
+export async function assertMigrationEquivalent(options: {
+  engine: Engine;
+  version: number;
+  dir: string;
+  messages: RecordedMessage[];
+  beforeMigration?: (old: Sql) => Promise<void>;
+  migrated: (old: Sql, fresh: Sql) => Promise<void>;
+}): Promise<void> {
+  const { engine, version, dir, messages } = options;
+  const old = await openTestDatabase(engine);
+  const fresh = await openTestStore(engine);
+  try {
+    await migrate(old.sql, await migrationsBefore(dir, version));
+    const oldStore = new Store(old);
+    await options.beforeMigration?.(old.sql);
+    await ingestMessages(oldStore, messages);
+    // it and those after it (a later migration, too, runs on the database indexed before)
+    assert.deepEqual(await migrate(old.sql), await migrationsFrom(version));
+    await ingestMessages(fresh, messages);
+    await options.migrated(old.sql, fresh.sql);
+    const oldDigest = await databaseDigest(old.sql, READ_TABLES);
+    const freshDigest = await databaseDigest(fresh.sql, READ_TABLES);
+    for (const table of READ_TABLES) assert.equal(oldDigest[table], freshDigest[table], table);
+    // a migrated database goes on indexing as a fresh one: the chain sent again changes nothing
+    await ingestMessages(oldStore, messages);
+    assert.deepEqual(await databaseDigest(old.sql, READ_TABLES), freshDigest);
+  } finally {
+    await old.close();
+    await fresh.close();
+  }
 }
