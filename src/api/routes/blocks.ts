@@ -9,7 +9,7 @@ import {
 import { cachedChainState, chainTipSeen } from '../../store/read/chain-state.js';
 import { blockTag, tipOfBlockTag, tipTag } from '../cache/etag.js';
 import { keptByEtag } from '../cache/kept-answers.js';
-import { blockV1Json, blockV2 } from '../render/blocks.js';
+import { blockV1Body, blockV2 } from '../render/blocks.js';
 import { BlockV1, BlockV2 } from '../schemas/blocks.js';
 import { errorResponses } from '../schemas/common.js';
 import { BurnBlockHeightParam, HeightOrHashParam, MAX_INT, checkHeightOrHash } from '../schemas/params.js';
@@ -127,7 +127,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       if (!block) throw new NotFoundError('cannot find block by height');
       return jsonAnswer<BlockV1>(
         reply,
-        blockV1Json(block, (value) => serializeWith(reply, BlockV1, value)),
+        blockV1Body(block, (value) => serializeWith(reply, BlockV1, value)),
       );
     },
   );
