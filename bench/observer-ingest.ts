@@ -6,6 +6,10 @@
 // Used by `npm run bench`; on its own:
 //
 //   npx tsx bench/observer-ingest.ts --file <chain.tsv> [--blocks 500] [--durability full|off]
+//
+// BENCH_SERVER_NODE_OPTIONS: extra node flags for `serve`, e.g. `--cpu-prof --cpu-prof-dir=bench/out/prof`
+// (a profile per thread: the main thread's observer door, and the ingest worker's).
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { readTsv } from '../src/protocol/tsv.js';
 import { openDatabase } from '../src/store/db.js';
@@ -31,6 +35,12 @@ export interface ObserverIngestResult {
   txsPerSecond: number;
   /** CPU per tx of the `serve` process (observer door, ingest thread, API door idle) and of PostgreSQL */
   cpuUsPerTx: { serve: number; postgres?: number };
+  /**
+   * `serve`'s CPU per tx by thread: the main thread (observer door, hand-offs, API door idle), the ingest
+   * worker (the busiest other thread: it parses, decodes and writes), and the rest (V8's GC and compiler
+   * helpers, libuv, the module loaders)
+   */
+  serveThreadsUsPerTx: { main: number; ingest: number; rest: number };
 }
 
 /**
@@ -49,12 +59,15 @@ export async function measureObserverIngest(options: {
     apiPort: await freePort(),
     observerPort,
     env: { LOG_LEVEL: 'warn', OBSERVER_BODY_LIMIT_MB: '200' },
+    nodeFlags: process.env.BENCH_SERVER_NODE_OPTIONS?.split(' ').filter(Boolean),
   });
   let blocks = 0;
   let messages = 0;
   let seconds: number;
   let cpu: { serve: number; postgres?: number };
+  let threads: { main: number; ingest: number; rest: number };
   try {
+    const threads0 = threadTicks(serve.pid);
     const serveCpu0 = processTreeCpuSeconds(serve.pid);
     const pgCpu0 = options.pgPid ? processTreeCpuSeconds(options.pgPid) : 0;
     const started = performance.now();
@@ -75,6 +88,8 @@ export async function measureObserverIngest(options: {
       if (message.path === '/new_block') blocks++;
     }
     seconds = (performance.now() - started) / 1000;
+    const threads1 = threadTicks(serve.pid);
+    threads = splitThreads(serve.pid, threads0, threads1);
     cpu = {
       serve: processTreeCpuSeconds(serve.pid) - serveCpu0,
       postgres: options.pgPid ? processTreeCpuSeconds(options.pgPid) - pgCpu0 : undefined,
@@ -95,7 +110,36 @@ export async function measureObserverIngest(options: {
       serve: perTx(cpu.serve),
       postgres: cpu.postgres === undefined ? undefined : perTx(cpu.postgres),
     },
+    serveThreadsUsPerTx: {
+      main: perTx(threads.main),
+      ingest: perTx(threads.ingest),
+      rest: perTx(threads.rest),
+    },
   };
+}
+
+/** CPU seconds used so far by each thread of a process (Linux /proc), by thread id. */
+function threadTicks(pid: number): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      seconds.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / 100); // utime + stime, USER_HZ
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return seconds;
+}
+
+/** What each thread used between two readings: the main thread, the busiest other one, all the others. */
+function splitThreads(pid: number, before: Map<number, number>, after: Map<number, number>) {
+  const used = [...after].map(([tid, s]) => ({ tid, s: s - (before.get(tid) ?? 0) }));
+  const main = used.find((t) => t.tid === pid)?.s ?? 0;
+  const others = used.filter((t) => t.tid !== pid).sort((a, b) => b.s - a.s);
+  const ingest = others[0]?.s ?? 0;
+  return { main, ingest, rest: others.slice(1).reduce((sum, t) => sum + t.s, 0) };
 }
 
 async function main() {

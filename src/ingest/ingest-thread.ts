@@ -26,20 +26,27 @@ export interface IngestWorkerData {
 export type ToIngestWorker =
   { kind: 'apply'; id: number; path: string; body: ArrayBuffer; receivedAt: number } | { kind: 'close' };
 
+/** One `IngestorOptions.onMessage` call made in the worker. */
+export interface IngestMetric {
+  path: string;
+  outcome: Parameters<NonNullable<IngestorOptions['onMessage']>>[1];
+  seconds: number;
+}
+
 export type FromIngestWorker =
   | { kind: 'ready' }
   | { kind: 'log'; line: string }
-  | {
-      kind: 'metric';
-      path: string;
-      outcome: Parameters<NonNullable<IngestorOptions['onMessage']>>[1];
-      seconds: number;
-    }
   | {
       kind: 'done';
       id: number;
       outcome?: ApplyOutcome;
       error?: { message: string; statusCode?: number };
+      /**
+       * The metrics recorded since the last answer: the message's own (the Ingestor records it before its
+       * promise settles), and any of another message settled in between. They ride with the answer rather
+       * than in a message of their own, which woke this thread once more per observer message for nothing.
+       */
+      metrics: IngestMetric[];
     };
 
 export interface IngestThreadOptions {
@@ -106,10 +113,9 @@ export class IngestThread {
         this.options.logger[LEVELS[level] ?? 'info'](fields, msg);
         return;
       }
-      case 'metric':
-        this.options.onMessage?.(message.path, message.outcome, message.seconds);
-        return;
       case 'done': {
+        const onMessage = this.options.onMessage;
+        if (onMessage) for (const m of message.metrics) onMessage(m.path, m.outcome, m.seconds);
         const entry = this.pending.get(message.id);
         this.pending.delete(message.id);
         if (!entry) return;

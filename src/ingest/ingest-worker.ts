@@ -3,7 +3,7 @@ import pino from 'pino';
 import { openDatabase } from '../store/db.js';
 import { Store } from '../store/store.js';
 import { Ingestor, InvalidMessageError } from './ingestor.js';
-import type { IngestWorkerData, ToIngestWorker, FromIngestWorker } from './ingest-thread.js';
+import type { FromIngestWorker, IngestMetric, IngestWorkerData, ToIngestWorker } from './ingest-thread.js';
 import { testPause } from './test-pauses.js';
 
 // The ingest thread (ingest-thread.ts): applies observer messages on a database connection of its own, so
@@ -29,10 +29,17 @@ const store = new Store(
     applicationName: 'stacks-read-api ingest',
   }),
 );
+// Each message's metric goes to the main thread with the next answer (ingest-thread.ts): every metric is
+// recorded before its own message settles, so none waits longer than that.
+let metrics: IngestMetric[] = [];
+const answer = (message: Omit<Extract<FromIngestWorker, { kind: 'done' }>, 'kind' | 'metrics'>) => {
+  post({ kind: 'done', ...message, metrics });
+  metrics = [];
+};
 const ingestor = new Ingestor(store, {
   isMainnet: data.isMainnet,
   logger,
-  onMessage: (path, outcome, seconds) => post({ kind: 'metric', path, outcome, seconds }),
+  onMessage: (path, outcome, seconds) => metrics.push({ path, outcome, seconds }),
   beforeCommit: testPause(data.pauseBeforeCommitMs, logger, 'TEST_PAUSE_BEFORE_COMMIT_MS'),
   afterCommit: testPause(data.pauseAfterCommitMs, logger, 'TEST_PAUSE_AFTER_COMMIT_MS'),
 });
@@ -48,10 +55,9 @@ port.on('message', (message: ToIngestWorker) => {
   }
   const { id, path, receivedAt } = message;
   ingestor.apply(path, new Uint8Array(message.body), new Date(receivedAt)).then(
-    (outcome) => post({ kind: 'done', id, outcome }),
+    (outcome) => answer({ id, outcome }),
     (err: Error) =>
-      post({
-        kind: 'done',
+      answer({
         id,
         error: {
           message: err.message,

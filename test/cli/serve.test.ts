@@ -130,6 +130,10 @@ describe('serve: run modes (in process)', () => {
       const [first] = await mocknetMessages(1);
       const observerBase = baseUrlOf(service.observer);
       assert.equal((await post(observerBase, first)).status, 200);
+      // a re-delivery, and a body that is not JSON: each message's timing reaches the metrics (they come
+      // from the ingest thread with its answer)
+      assert.equal((await post(observerBase, first)).status, 200);
+      assert.equal((await post(observerBase, { ...first, payload: '{' })).status, 400);
       const block = await fetch(`${baseUrlOf(service.api)}/extended/v2/blocks/1`);
       assert.equal(block.status, 200);
       assert.equal(((await block.json()) as { hash: string }).hash, BLOCK_1.hash);
@@ -138,6 +142,14 @@ describe('serve: run modes (in process)', () => {
       assert.match(
         text,
         /^stacks_api_ingest_message_duration_seconds_count\{path="\/new_block",outcome="applied"\} 1$/m,
+      );
+      assert.match(
+        text,
+        /^stacks_api_ingest_message_duration_seconds_count\{path="\/new_block",outcome="duplicate"\} 1$/m,
+      );
+      assert.match(
+        text,
+        /^stacks_api_ingest_message_duration_seconds_count\{path="\/new_block",outcome="invalid"\} 1$/m,
       );
       assert.match(
         text,

@@ -18,6 +18,8 @@ export interface ServeOptions {
   startTimeoutMs?: number;
   /** `serve --read-only` (API alone) or `serve --write-only` (observer alone); both doors by default */
   mode?: 'read-only' | 'write-only';
+  /** node flags before the script (a benchmark's `--cpu-prof --cpu-prof-dir=...`) */
+  nodeFlags?: string[];
 }
 
 interface LogLine {
@@ -57,7 +59,8 @@ async function answers(url: string): Promise<boolean> {
 /** Starts `serve` and resolves once its doors (both, unless `mode` says one) answer. */
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const modeArgs = options.mode ? [`--${options.mode}`] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...modeArgs], {
+  const args = [...(options.nodeFlags ?? []), '--import', 'tsx', 'src/cli/main.ts', 'serve', ...modeArgs];
+  const child = spawn(process.execPath, args, {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
