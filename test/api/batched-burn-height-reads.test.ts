@@ -19,6 +19,12 @@ after(stopOwnCluster);
 /** with the blocks that accepted microblocks; several canonical blocks at one burn height (fuzzed: 3) */
 const FIXTURES = ['mainnet-reorg-scenario1', 'mainnet-out-of-order-microblock', 'fuzzed-transactions-1'];
 const ROUTE = '/extended/v1/block/by_burn_block_height/';
+/** the asks below (every burn height twice) whose block accepted microblocks, by fixture */
+const ACCEPTING_ASKS: Record<string, number> = {
+  'mainnet-reorg-scenario1': 36,
+  'mainnet-out-of-order-microblock': 2,
+  'fuzzed-transactions-1': 0,
+};
 
 /** Every burn height a block of the chain has (orphaned blocks' too), and burn heights of none. */
 async function burnHeights(sql: Sql) {
@@ -40,9 +46,20 @@ for (const engine of testEngines(import.meta.url)) {
           assert.ok(known.length >= 1, `${fixture} has burn heights`);
           assert.ok(unknown.length >= 2);
           let batches = 0;
+          // the statements a batch runs, counted on the real connection pool (each read is a `sql.unsafe`)
+          let statements = 0;
+          const counted = new Proxy(store.sql, {
+            get(target, key, receiver) {
+              if (key !== 'unsafe') return Reflect.get(target, key, receiver) as unknown;
+              return (...args: Parameters<Sql['unsafe']>) => {
+                statements += 1;
+                return target.unsafe(...args);
+              };
+            },
+          });
           const read = batchedBlockByBurnHeightReads(() => {
             batches += 1;
-            return store.sql;
+            return counted;
           });
           // every burn height in one turn, each twice: one batch
           const asked = [...known, ...unknown];
@@ -61,12 +78,24 @@ for (const engine of testEngines(import.meta.url)) {
             }
           }
           assert.equal(found, 2 * known.length);
-          if (fixture.startsWith('mainnet')) assert.ok(accepting > 0, 'blocks that accepted microblocks');
+          // each asked twice: the blocks that accepted microblocks (18 distinct in the first chain) are read
+          // again with their counts, all of them by one statement (not one each)
+          assert.equal(accepting, ACCEPTING_ASKS[fixture]);
+          assert.equal(
+            statements,
+            accepting > 0 ? 2 : 1,
+            'the blocks, then the accepting ones with their counts',
+          );
 
           // a read alone in its turn: its own statement
           batches = 0;
+          statements = 0;
           assert.deepEqual(await read(known[0]), await findBlockByBurnHeight(store.sql, known[0]));
           assert.equal(batches, 1);
+          assert.equal(
+            statements,
+            (await findBlockByBurnHeight(store.sql, known[0]))?.microblocks_accepted.length ? 2 : 1,
+          );
         } finally {
           await api.close();
         }

@@ -128,7 +128,7 @@ for (const engine of testEngines(import.meta.url) as Engine[]) {
           for (const height of burnHeights) {
             const res = await get(app, `${ROUTE}${height}`);
             assert.equal(res.statusCode, 200, `${height}`);
-            assert.match(String(res.headers['content-type']), /^application\/json/);
+            assert.equal(res.headers['content-type'], 'application/json; charset=utf-8', `${height}`);
             const body = JSON.parse(res.body) as {
               index_block_hash: string;
               txs: string[];

@@ -14,7 +14,7 @@ import { BlockV1, BlockV2 } from '../schemas/blocks.js';
 import { errorResponses } from '../schemas/common.js';
 import { BurnBlockHeightParam, HeightOrHashParam, MAX_INT, checkHeightOrHash } from '../schemas/params.js';
 import type { RouteOptions } from './route-options.js';
-import { sendJson, serializeWith } from './json-reply.js';
+import { jsonAnswer, serializeWith } from './json-reply.js';
 
 /**
  * What a valid `height_or_hash` names: `latest`, a height, or a hash in lower case (`checkHeightOrHash` gave it
@@ -125,7 +125,7 @@ export const blockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       const height = request.params.burn_block_height;
       const block = height <= MAX_INT ? await readBlockAtBurnHeight(height) : undefined;
       if (!block) throw new NotFoundError('cannot find block by height');
-      return sendJson(
+      return jsonAnswer<BlockV1>(
         reply,
         blockV1Json(block, (value) => serializeWith(reply, BlockV1, value)),
       );
