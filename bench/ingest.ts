@@ -443,10 +443,11 @@ async function startProfile(store: Store) {
 async function main() {
   const { values } = parseArgs({
     options: {
-      blocks: { type: 'string', default: String(BENCH_CHAINS.large.blocks) },
-      accounts: { type: 'string', default: String(BENCH_CHAINS.large.accounts) },
-      'txs-per-block': { type: 'string', default: String(BENCH_CHAINS.large.txsPerBlock) },
-      seed: { type: 'string', default: BENCH_SEED },
+      // the chain generated (and kept in bench/out) when no --file is given
+      blocks: { type: 'string' },
+      accounts: { type: 'string' },
+      'txs-per-block': { type: 'string' },
+      seed: { type: 'string' },
       file: { type: 'string' },
       engine: { type: 'string', default: 'postgres' },
       durability: { type: 'string', default: 'off' },
@@ -462,13 +463,21 @@ async function main() {
   const engine = values.engine as Engine;
   if (engine !== 'postgres' && engine !== 'pglite') throw new Error('--engine is postgres or pglite');
   if (!DURABILITY[values.durability]) throw new Error('--durability is off or full');
+  const generatorOptions = ['blocks', 'accounts', 'txs-per-block', 'seed'] as const;
+  const given = generatorOptions.filter((name) => values[name] !== undefined);
+  if (values.file && given.length > 0) {
+    // a recorded file is replayed whole: cut it first (head of the TSV) to replay fewer blocks
+    throw new Error(
+      `--${given.join(', --')}: options of a generated chain; with --file the whole file is replayed`,
+    );
+  }
   const chain = values.file
     ? { file: values.file }
     : await benchChain({
-        blocks: Number(values.blocks),
-        accounts: Number(values.accounts),
-        txsPerBlock: Number(values['txs-per-block']),
-        seed: values.seed,
+        blocks: Number(values.blocks ?? BENCH_CHAINS.large.blocks),
+        accounts: Number(values.accounts ?? BENCH_CHAINS.large.accounts),
+        txsPerBlock: Number(values['txs-per-block'] ?? BENCH_CHAINS.large.txsPerBlock),
+        seed: values.seed ?? BENCH_SEED,
         dir: outDir,
       });
   const result: IngestResult = await benchIngest(chain.file, engine, {
