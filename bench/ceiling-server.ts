@@ -4,12 +4,18 @@
 //   GET /ceiling/block/:index_block_hash → one primary-key lookup on the same database, with the same pool
 //     settings as the API (one typed config, the same client options), 404 if unknown: what a request costs
 //     when the handler is one indexed read and JSON.stringify.
+//   GET /ceiling/tx/:tx_id → the mined tx row the API's `GET /extended/v1/tx/:tx_id` reads on a miss, by the
+//     same reader (`batchedMinedTxReads`: the same statement, the same batching of reads arriving together,
+//     its first page of 20 events), sent as postgres.js decodes it (JSON.stringify): what the read alone
+//     costs, without the API's render, schema serializer, ETag, caches and hooks. Not a suite case: only
+//     `bench/profile-http.ts` asks it (its `read alone` case), beside the API's cold tx by id.
 // No schemas, no plugins.
 //
 //   DATABASE_URL=postgres://… API_PORT=4000 npx tsx bench/ceiling-server.ts
 import Fastify from 'fastify';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/store/db.js';
+import { batchedMinedTxReads } from '../src/store/read/txs.js';
 
 const config = loadConfig();
 const db = await openDatabase({
@@ -51,6 +57,15 @@ app.get<{ Params: { hash: string } }>('/ceiling/block/:hash', async (request, re
   const [row] = await db.sql`
     SELECT index_block_hash, block_hash, block_height, burn_block_time, tx_count
     FROM blocks WHERE index_block_hash = ${request.params.hash}`;
+  if (!row) return reply.code(404).send({ error: 'not found' });
+  return row;
+});
+
+const readMinedTx = batchedMinedTxReads(() => db.sql);
+const FIRST_EVENT_PAGE = { offset: 0, limit: 20 };
+
+app.get<{ Params: { tx_id: string } }>('/ceiling/tx/:tx_id', async (request, reply) => {
+  const row = await readMinedTx(request.params.tx_id, { unanchored: false }, FIRST_EVENT_PAGE);
   if (!row) return reply.code(404).send({ error: 'not found' });
   return row;
 });

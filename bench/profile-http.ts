@@ -20,7 +20,15 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { startPostgres } from '../test/support/postgres.js';
-import { httpCases, runCase, selectInputs, startServer, type Server } from './http.js';
+import {
+  httpCases,
+  runCase,
+  selectInputs,
+  startServer,
+  type HttpCase,
+  type HttpInputs,
+  type Server,
+} from './http.js';
 import {
   BENCH_CHAINS,
   BENCH_SEED,
@@ -196,6 +204,20 @@ async function serve(): Promise<Served> {
   }
 }
 
+/**
+ * Cases of this tool only (not of the suite): what a read costs without the API around it, to set beside the
+ * API's case of the same walk. Served by bench/ceiling-server.ts, as the suite's ceilings.
+ */
+const profileOnlyCases = (inputs: HttpInputs): HttpCase[] => [
+  {
+    name:
+      `tx by id, cold, read alone (${inputs.coldTxs.length.toLocaleString('en-US')} ids): ` +
+      "the API's statement and batching, rows sent unrendered",
+    endpoint: 'ceiling: tx read alone',
+    paths: inputs.coldTxs.map((id) => `/ceiling/tx/${id}`),
+  },
+];
+
 async function main() {
   const filter = (values.cases ?? '')
     .split(',')
@@ -211,7 +233,9 @@ async function main() {
     const stats = await statsConnection(served.url);
     const datname = new URL(served.url).pathname.slice(1);
     const inputs = await selectInputs(sql as never);
-    const cases = httpCases(inputs).filter((c) => filter.some((f) => c.name.toLowerCase().includes(f)));
+    const cases = [...httpCases(inputs), ...profileOnlyCases(inputs)].filter((c) =>
+      filter.some((f) => c.name.toLowerCase().includes(f)),
+    );
     if (cases.length === 0) throw new Error(`--cases matches no case`);
     const profiling = !values['without-profiler'];
     sections.push(
@@ -222,7 +246,10 @@ async function main() {
     for (const c of cases) {
       for (const f of readdirSync(profDir)) rmSync(join(profDir, f));
       process.env.BENCH_SERVER_NODE_OPTIONS = profiling ? `--cpu-prof --cpu-prof-dir=${profDir}` : '';
-      const server = await startServer('api', served.url, values.checkout);
+      // the ceiling cases (the suite's and this tool's) are served by the ceiling server of this checkout
+      const server = c.endpoint.startsWith('ceiling:')
+        ? await startServer('ceiling', served.url)
+        : await startServer('api', served.url, values.checkout);
       let result;
       let statements: StatementRow[];
       try {

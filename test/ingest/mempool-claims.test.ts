@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { Ingestor } from '../../src/ingest/ingestor.js';
+import { MempoolStatus } from '../../src/store/schema/codes.js';
 import { getJson, withApi, type TestApi } from '../support/api.js';
-import { addressOf, transferTx, transferWithEvent, type BuiltTx } from '../support/chain.js';
-import { stopOwnCluster } from '../support/database.js';
+import { addressOf, TestChain, transferTx, transferWithEvent, type BuiltTx } from '../support/chain.js';
+import { migrate } from '../../src/store/migrate.js';
+import { Store } from '../../src/store/store.js';
+import {
+  connectTestDatabase,
+  createTestDatabaseUrl,
+  silentLogger,
+  stopOwnCluster,
+} from '../support/database.js';
 import { testEngines } from '../support/engines.js';
 
 // Txs that spend the same nonce, in each order of messages, and what the API answers for each: the
@@ -176,6 +185,85 @@ for (const engine of testEngines(import.meta.url)) {
         const { body } = await getJson(api.app, `/extended/v1/tx/${streamed.tx.txid}?unanchored=true`);
         assert.equal(body.tx_status, 'success');
       });
+    });
+
+    test('a block mining two txs of one pair writes the earlier, pending one once', async () => {
+      // The pair (sponsor, 0): alice's and carol's txs of origin nonce 0, both sponsored by `sponsor`. In the
+      // mempool alice's outbids carol's; the block mines alice's, then carol's, which wins the pair as the
+      // one mined last. Alice's row ends pruned and replaced by carol's: written by the settling alone (the
+      // prune, run after it, finds it pruned), not pruned first and then rewritten.
+      // one connection: its counts of rows updated (pg_stat_xact_user_tables) are read inside the block's
+      // transaction, and include those of its earlier transactions not yet flushed to the cumulative
+      // statistics (PostgreSQL 15 flushes at most once a second): flushed before the block
+      const db = await connectTestDatabase(await createTestDatabaseUrl(), { poolMax: 1 });
+      await migrate(db.sql);
+      const store = new Store(db);
+      const flushStatistics = () => store.sql`SELECT pg_stat_force_next_flush()`;
+      try {
+        const updates: number[] = [];
+        const chain = new TestChain(
+          new Ingestor(store, {
+            isMainnet: false,
+            logger: silentLogger,
+            beforeCommit: async (path) => {
+              if (path !== '/new_block') return;
+              const [row] = await store.sql<{ n: number }[]>`
+                SELECT n_tup_upd::int AS n FROM pg_stat_xact_user_tables WHERE relname = 'mempool_txs'`;
+              updates.push(row.n);
+            },
+          }),
+        );
+        await flushStatistics();
+        await chain.block();
+        const sponsoredBy = (from: 'alice' | 'carol', fee: number, sponsorNonce: number) =>
+          transferTx({
+            from,
+            to: BOB,
+            amount: 5,
+            fee,
+            nonce: 0,
+            sponsor: { key: 'sponsor', nonce: sponsorNonce },
+          });
+        const alices = await sponsoredBy('alice', 300, 0);
+        const carols = await sponsoredBy('carol', 200, 1);
+        await chain.mempool([carols]);
+        await chain.mempool([alices]);
+        const rows = async () => [
+          ...(await store.sql<
+            { tx_id: string; pruned: boolean; status: number; replaced_by_tx_id: string | null }[]
+          >`SELECT tx_id, pruned, status, replaced_by_tx_id FROM mempool_txs ORDER BY tx_id = ${carols.txid}`),
+        ];
+        assert.deepEqual(await rows(), [
+          { tx_id: alices.txid, pruned: false, status: MempoolStatus.pending, replaced_by_tx_id: null },
+          {
+            tx_id: carols.txid,
+            pruned: true,
+            status: MempoolStatus.dropped_replace_by_fee,
+            replaced_by_tx_id: alices.txid,
+          },
+        ]);
+        await flushStatistics();
+        await chain.block({ txs: [{ tx: alices }, { tx: carols }] });
+        assert.deepEqual(await rows(), [
+          {
+            tx_id: alices.txid,
+            pruned: true,
+            status: MempoolStatus.dropped_replace_by_fee,
+            replaced_by_tx_id: carols.txid,
+          },
+          // the winner keeps its status (store/write/mempool.ts, "Same-nonce txs")
+          {
+            tx_id: carols.txid,
+            pruned: true,
+            status: MempoolStatus.dropped_replace_by_fee,
+            replaced_by_tx_id: alices.txid,
+          },
+        ]);
+        // the first block changed no mempool row; the second one row, once
+        assert.deepEqual(updates, [0, 1]);
+      } finally {
+        await store.close();
+      }
     });
 
     test('a drop reaches pending txs only', async () => {

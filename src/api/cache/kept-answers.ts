@@ -6,6 +6,7 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import { clientHasVersion, sendNotModified } from './etag.js';
+import { OldestFirst } from './oldest-first.js';
 
 // Answers kept by their ETag. An ETag says "same tag, same request => same body" (that is what lets a client's
 // If-None-Match be answered 304 without reading anything), so the body sent once under a tag can be sent
@@ -72,10 +73,15 @@ export class KeptAnswers {
   /** keys asked once under the generation and not kept (with `keepOnSecondAsk`), oldest first */
   private readonly askedOnce: Set<string> | undefined;
   private readonly maxAskedOnce: number;
+  private readonly oldestAskedOnce: OldestFirst<string> | undefined;
+  private readonly oldestEntry = new OldestFirst(this.entries, (key) => {
+    this.keptBytes -= sizeOf(key, this.entries.get(key)!);
+  });
 
   constructor(options: KeptAnswersOptions = {}) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     this.askedOnce = options.keepOnSecondAsk ? new Set() : undefined;
+    this.oldestAskedOnce = this.askedOnce && new OldestFirst(this.askedOnce);
     this.maxAskedOnce = Math.max(1, Math.floor((2 * this.maxBytes) / (options.typicalAnswerBytes ?? 2048)));
   }
 
@@ -87,10 +93,7 @@ export class KeptAnswers {
     if (generation !== this.generation) return false;
     if (this.askedOnce === undefined || this.askedOnce.delete(key)) return true;
     this.askedOnce.add(key);
-    if (this.askedOnce.size > this.maxAskedOnce) {
-      const oldest = this.askedOnce.values().next();
-      if (!oldest.done) this.askedOnce.delete(oldest.value);
-    }
+    if (this.askedOnce.size > this.maxAskedOnce) this.oldestAskedOnce?.evict();
     return false;
   }
 
@@ -114,10 +117,7 @@ export class KeptAnswers {
       this.keptBytes -= sizeOf(key, previous);
     }
     while (this.keptBytes + size > this.maxBytes) {
-      const oldest = this.entries.entries().next();
-      if (oldest.done) break;
-      this.entries.delete(oldest.value[0]);
-      this.keptBytes -= sizeOf(oldest.value[0], oldest.value[1]);
+      if (this.oldestEntry.evict() === undefined) break;
     }
     this.entries.set(key, answer);
     this.keptBytes += size;

@@ -1,5 +1,6 @@
 import type { RenderedTx } from '../render/addresses.js';
 import type { Store } from '../../store/store.js';
+import { OldestFirst } from './oldest-first.js';
 
 // The rendered JSON of mined transactions, kept across requests for the account listings
 // (transactions_with_transfers), whose pages of 50 txs otherwise read, build and serialize the same
@@ -25,6 +26,9 @@ export class MinedTxJsonCache {
   private readonly entries = new Map<string, MinedTxJson>();
   /** tx id → how many of its rows have a kept rendering (one, but for a tx mined on two forks) */
   private readonly rowsOfTx = new Map<string, number>();
+  private readonly oldest = new OldestFirst(this.entries, (key) =>
+    this.countRow(key.slice(0, key.indexOf('|')), -1),
+  );
 
   constructor(private readonly maxEntries = MAX_ENTRIES) {}
 
@@ -45,13 +49,7 @@ export class MinedTxJsonCache {
     if (!isKeepable(key)) return;
     const id = rowKey(key);
     if (!this.entries.has(id)) {
-      if (this.entries.size >= this.maxEntries) {
-        const oldest = this.entries.keys().next();
-        if (!oldest.done) {
-          this.entries.delete(oldest.value);
-          this.countRow(oldest.value.slice(0, oldest.value.indexOf('|')), -1);
-        }
-      }
+      if (this.entries.size >= this.maxEntries) this.oldest.evict();
       this.countRow(key.tx_id, 1);
     }
     this.entries.set(id, value);
@@ -125,6 +123,7 @@ export interface TxByIdJson {
 /** tx id → rendering of its visible row, the oldest insertion evicted first. */
 export class TxByIdJsonCache {
   private readonly entries = new Map<string, TxByIdJson>();
+  private readonly oldest = new OldestFirst(this.entries);
 
   constructor(private readonly maxEntries = MAX_ENTRIES) {}
 
@@ -135,10 +134,7 @@ export class TxByIdJsonCache {
   /** Keeps the rendering of a row read with these flags (ignored unless the row may be kept). */
   set(row: MinedTxKey & { status: number }, json: string): void {
     if (!isKeepable(row)) return;
-    if (this.entries.size >= this.maxEntries && !this.entries.has(row.tx_id)) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
+    if (this.entries.size >= this.maxEntries && !this.entries.has(row.tx_id)) this.oldest.evict();
     this.entries.set(row.tx_id, {
       index_block_hash: row.index_block_hash,
       microblock_hash: row.microblock_hash,

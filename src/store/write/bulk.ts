@@ -1,6 +1,7 @@
 import type { TransactionSql } from '../db.js';
 import { PREPARED } from '../statement.js';
 import type { ColumnSpec, ColumnType } from '../schema/tables.js';
+import { withOnePlan } from './plans.js';
 
 export { PREPARED };
 
@@ -19,10 +20,13 @@ export function bulkInsert<Row extends object>(
   encoded?: EncodedStatements,
 ): Promise<unknown> {
   const text = insertStatement(table, columns, onConflict);
+  // one plan whatever the rows (store/write/plans.ts)
   return inStatementsOfBoundedSize(sql, rows, (chunk, statement) =>
-    sql
-      .unsafe(text, columnArrays(sql, columns, chunk, encodedLiterals(sql, encoded, statement)), PREPARED)
-      .execute(),
+    withOnePlan(sql, () =>
+      sql
+        .unsafe(text, columnArrays(sql, columns, chunk, encodedLiterals(sql, encoded, statement)), PREPARED)
+        .execute(),
+    ),
   );
 }
 

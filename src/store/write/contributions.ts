@@ -1,5 +1,6 @@
 import type { TransactionSql } from '../db.js';
 import { columnArrays, PREPARED, unnestSelectList } from './bulk.js';
+import { withOnePlan } from './plans.js';
 import type { ColumnSpec } from '../schema/tables.js';
 import type { EventRow, MinerRewardRow } from '../schema/rows.js';
 import { EventKind } from '../schema/codes.js';
@@ -126,9 +127,10 @@ export function applyRowContributions(
       amount(r.tx_fees_streamed_produced, 'reward');
   }
 
-  const statements: Promise<unknown>[] = [];
+  // upserts from arrays, one plan each (store/write/plans.ts), sent together
+  const statements: (() => Promise<unknown>)[] = [];
   if (stx.size > 0) {
-    statements.push(
+    statements.push(() =>
       sql
         .unsafe(
           `INSERT INTO stx_balances AS b (principal, total_sent, total_received, total_fees_sent,
@@ -146,7 +148,7 @@ export function applyRowContributions(
     );
   }
   if (ft.size > 0) {
-    statements.push(
+    statements.push(() =>
       sql
         .unsafe(
           `INSERT INTO ft_balances AS b (principal, asset_identifier, total_sent, total_received)
@@ -161,7 +163,7 @@ export function applyRowContributions(
     );
   }
   if (nft.size > 0) {
-    statements.push(
+    statements.push(() =>
       sql
         .unsafe(
           `INSERT INTO nft_balances AS b (principal, asset_identifier, sent_count, received_count)
@@ -175,7 +177,8 @@ export function applyRowContributions(
         .execute(),
     );
   }
-  return Promise.all(statements);
+  if (statements.length === 0) return Promise.resolve();
+  return withOnePlan(sql, () => Promise.all(statements.map((send) => send())));
 }
 
 /** The stored rows of a set of blocks that `applyRowContributions` sums (all of them, as stored). */

@@ -241,13 +241,17 @@ function resolveSameNonceAtTip(sql: TransactionSql, txs: readonly TipTx[]): Prom
 }
 
 /**
- * Prunes the pending txs mined (canonical now: in a block, or streamed in an unconfirmed microblock, as
- * the original API prunes both), then settles the pairs the mined txs claim: the other txs of a pair are
- * dropped as replaced by the mined one (`resolveSameNonce`). The mined txs come as rows (those of a block
- * or microblock being inserted, or `minedTxKeys` of stored blocks) instead of being joined from `txs`:
- * joined, `txs` would be a non-target relation of the UPDATE, carried as whole rows (for EvalPlanQual
- * rechecks), and forming a whole row of `txs` detoasts its wide columns: that made pruning cost ~20 ms
- * per block. Both statements are sent at once and run in order (one connection). Given `{ atTip: true }`,
+ * Settles the pairs the mined txs claim: the other txs of a pair are dropped as replaced by the mined one
+ * (`resolveSameNonce`), then prunes the pending txs mined (canonical now: in a block, or streamed in an
+ * unconfirmed microblock, as the original API prunes both). In that order each row is written once: a
+ * mined tx that loses its pair (two txs of one pair mined in a block: the later one wins) is pruned by the
+ * settling, which the prune then skips, where pruned first it was written twice (test/ingest/mempool-claims
+ * .test.ts); the rows end the same in either order (the prune sets only `pruned`, which the settling sets on
+ * every loser, and the settling neither reads `pruned` to rank nor writes winners). The mined txs come as
+ * rows (those of a block or microblock being inserted, or `minedTxKeys` of stored blocks) instead of being
+ * joined from `txs`: joined, `txs` would be a non-target relation of the UPDATE, carried as whole rows (for
+ * EvalPlanQual rechecks), and forming a whole row of `txs` detoasts its wide columns: that made pruning
+ * cost ~20 ms per block. Both statements are sent at once and run in order (one connection). Given `{ atTip: true }`,
  * the txs are all the txs of a block becoming the chain tip, and settling ranks them as the pairs' mined
  * txs without reading the stored ones (`SETTLE_AT_TIP`; test/ingest/block-paths.test.ts compares it with
  * the stored lookup, which the read-back path takes).
@@ -265,6 +269,12 @@ export function pruneMinedTxs(
 ): Promise<unknown> {
   if (txs.length === 0) return Promise.resolve();
   return Promise.all([
+    // a block whose rows go in several statements (stored, then, before this runs) is settled from the
+    // stored txs: its txs' columns in one statement would exceed the bound on a statement's size that
+    // cutting keeps (test/reliability/large-message.test.ts, PGlite)
+    options?.atTip && !cutIntoStatements(sql, txs.length)
+      ? resolveSameNonceAtTip(sql, txs as readonly TipTx[])
+      : resolveSameNonce(sql, txs),
     sql
       .unsafe(
         `UPDATE mempool_txs AS m SET pruned = true
@@ -274,12 +284,6 @@ export function pruneMinedTxs(
         PREPARED,
       )
       .execute(),
-    // a block whose rows go in several statements (stored, then, before this runs) is settled from the
-    // stored txs: its txs' columns in one statement would exceed the bound on a statement's size that
-    // cutting keeps (test/reliability/large-message.test.ts, PGlite)
-    options?.atTip && !cutIntoStatements(sql, txs.length)
-      ? resolveSameNonceAtTip(sql, txs as readonly TipTx[])
-      : resolveSameNonce(sql, txs),
   ]);
 }
 

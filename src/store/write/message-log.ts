@@ -1,6 +1,7 @@
 import type { Engine, TransactionSql } from '../db.js';
 import { laterPiecesColumn, messagePieces, readMessageText, writeLaterPieces } from '../message-text.js';
 import { CHAIN_STATE_CHANNEL } from '../read/chain-state.js';
+import { planEveryCall } from './plans.js';
 
 // The raw observer message log: every message is kept, in the transaction that applies it, so the index can be
 // rebuilt and exported. The log is also what de-duplicates: a message whose content hash is logged (and was not
@@ -16,9 +17,9 @@ export interface LoggedMessage {
 
 /**
  * Opens a message's transaction: logs the message and resolves whether it was new (false: a re-delivery, to
- * be skipped). Plans are made per execution in this transaction, with the sizes the tables have now: a
- * prepared statement's generic plan, cached while the tables were small, would keep scanning them whole as
- * they grow. On PostgreSQL it also notifies API processes, at commit, to drop their cached chain state
+ * be skipped). The statements after these are planned per call, but for those with one plan
+ * (store/write/plans.ts); the log's insert and the notification have one plan each, and go before. On
+ * PostgreSQL it also notifies API processes, at commit, to drop their cached chain state
  * (read/chain-state.ts). The three statements are sent together: postgres.js pipelines them.
  */
 export async function beginLoggedMessage(
@@ -27,14 +28,14 @@ export async function beginLoggedMessage(
   message: LoggedMessage,
 ): Promise<boolean> {
   const pieces = messagePieces(message.body);
-  const [, [logged]] = await Promise.all([
-    sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(),
+  const [[logged]] = await Promise.all([
     sql<{ id: string }[]>`
       INSERT INTO observer_messages (received_at, path, payload, content_hash)
       VALUES (${message.receivedAt}, ${message.path}, ${pieces[0]}, ${message.contentHash})
       ON CONFLICT (content_hash) WHERE NOT skipped DO NOTHING
       RETURNING id`.execute(),
     engine === 'postgres' ? sql`SELECT pg_notify(${CHAIN_STATE_CHANNEL}, '')`.execute() : null,
+    planEveryCall(sql),
   ]);
   if (!logged) return false;
   await writeLaterPieces(sql, logged.id, pieces);
