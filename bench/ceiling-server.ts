@@ -9,12 +9,16 @@
 //     its first page of 20 events), sent as postgres.js decodes it (JSON.stringify): what the read alone
 //     costs, without the API's render, schema serializer, ETag, caches and hooks. Not a suite case: only
 //     `bench/profile-http.ts` asks it (its `read alone` case), beside the API's cold tx by id.
+//   GET /ceiling/burn-block/:burn_block_height → likewise, the block the API's `GET
+//     /extended/v1/block/by_burn_block_height/:h` reads, by the same reader (`batchedBlockByBurnHeightReads`), its
+//     ~15 KB of tx ids on the 1M chain included (put in as the JSON text they are), the rest with JSON.stringify: profile-http's other `read alone` case.
 // No schemas, no plugins.
 //
 //   DATABASE_URL=postgres://… API_PORT=4000 npx tsx bench/ceiling-server.ts
 import Fastify from 'fastify';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/store/db.js';
+import { batchedBlockByBurnHeightReads } from '../src/store/read/blocks.js';
 import { batchedMinedTxReads } from '../src/store/read/txs.js';
 
 const config = loadConfig();
@@ -68,6 +72,16 @@ app.get<{ Params: { tx_id: string } }>('/ceiling/tx/:tx_id', async (request, rep
   const row = await readMinedTx(request.params.tx_id, { unanchored: false }, FIRST_EVENT_PAGE);
   if (!row) return reply.code(404).send({ error: 'not found' });
   return row;
+});
+
+const readBlockAtBurnHeight = batchedBlockByBurnHeightReads(() => db.sql);
+
+app.get<{ Params: { height: string } }>('/ceiling/burn-block/:height', async (request, reply) => {
+  const block = await readBlockAtBurnHeight(Number(request.params.height));
+  if (!block) return reply.code(404).send({ error: 'not found' });
+  // the tx ids are JSON text already: put in as they are, as the API does, not escaped as a string
+  const { txs_json: txs, ...rest } = block;
+  return reply.type('application/json').send(`{"block":${JSON.stringify(rest)},"txs":${txs}}`);
 });
 
 await app.listen({ host: config.API_HOST, port: config.API_PORT });

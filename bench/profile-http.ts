@@ -216,6 +216,13 @@ const profileOnlyCases = (inputs: HttpInputs): HttpCase[] => [
     endpoint: 'ceiling: tx read alone',
     paths: inputs.coldTxs.map((id) => `/ceiling/tx/${id}`),
   },
+  {
+    name:
+      `block by burn block height, read alone (${inputs.burnHeights.length.toLocaleString('en-US')} heights): ` +
+      "the API's statement and batching, the block sent unrendered",
+    endpoint: 'ceiling: burn block read alone',
+    paths: inputs.burnHeights.map((h) => `/ceiling/burn-block/${h}`),
+  },
 ];
 
 async function main() {
