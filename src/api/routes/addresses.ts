@@ -42,7 +42,7 @@ import {
 } from '../render/addresses.js';
 import { minedTxJsonCache } from '../cache/rendered-txs.js';
 import type { RouteOptions } from './route-options.js';
-import { sendJson, serializeWith } from './json-reply.js';
+import { jsonAnswer, serializeWith } from './json-reply.js';
 
 // GET /extended/v1/address/{principal}/balances, /transactions_with_transfers and /{tx_id}/with_transfers
 // (NOTES-upstream A.0, A.1, A.8, A.9). A contract id works wherever an address does.
@@ -195,7 +195,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         serialize,
       );
       // already serialized (as the response schema's serializer would have)
-      return sendJson(reply as FastifyReply, json);
+      return jsonAnswer<TransactionsWithTransfersPage>(reply as FastifyReply, json);
     },
   );
 
@@ -241,7 +241,7 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       }
       const json = txWithTransfersText(rendered!, part.transfers, principal, serialize);
       // already serialized (as the response schema's serializer would have)
-      return sendJson(reply as FastifyReply, json);
+      return jsonAnswer<TransactionWithTransfers>(reply as FastifyReply, json);
     },
   );
 };

@@ -4,20 +4,13 @@ import type { FastifyReply } from 'fastify';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Sends an already serialized JSON body (Fastify sends a string of this type as it is). For answers written
- * by a chosen schema's compiled serializer (`serializeWith`), or put together from kept JSON text.
- */
-export function sendJson(reply: FastifyReply, json: string) {
-  return reply.type(JSON_TYPE).send(json);
-}
-
-/**
  * An already serialized JSON body, text or its UTF-8 bytes, as the answer of an async handler (`return
- * jsonAnswer<Shape>(reply, json)`): Fastify sends either as it is, as `sendJson` does, so the handler's answer
- * is typed as the schema's value it is the serialization of. Returning the reply that `sendJson` gives instead
- * makes the handler's promise adopt it, and a reply is a thenable that settles only once the response is
- * written: an end-of-stream listener on every response (`eos` under `Reply.then`, ~1 KB of allocations a
- * request in the heap profile of block by burn height on the 1M chain).
+ * jsonAnswer<Shape>(reply, json)`), for answers written by a chosen schema's compiled serializer
+ * (`serializeWith`) or put together from kept JSON text: Fastify sends a string or Buffer of this type as it
+ * is, and the handler's answer is typed as the schema's value it is the serialization of. Not
+ * `return reply.send(json)`: the handler's promise would adopt the reply, a thenable that settles only once the
+ * response is written, which costs an end-of-stream listener on every response (`eos` under `Reply.then`, ~1 KB
+ * of allocations a request in the heap profile of block by burn height on the 1M chain).
  */
 export function jsonAnswer<Shape>(reply: FastifyReply, json: string | Buffer): Shape {
   reply.type(JSON_TYPE);

@@ -23,11 +23,11 @@ import {
   TxQuery,
   splitTxIds,
 } from '../schemas/params.js';
-import { MempoolTransaction, Transaction, TxNotFound } from '../schemas/transactions.js';
+import { MempoolTransaction, Transaction, TransactionList } from '../schemas/transactions.js';
 import { txByIdJsonCache } from '../cache/rendered-txs.js';
 import { mempoolTransaction, minedTransaction, type RenderOptions } from '../render/txs.js';
 import type { RouteOptions } from './route-options.js';
-import { sendJson, serializeWith } from './json-reply.js';
+import { jsonAnswer, serializeWith } from './json-reply.js';
 
 interface TxQueryValues {
   event_limit: number;
@@ -99,14 +99,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           ...TxQuery,
         }),
         response: {
-          200: Type.Record(
-            Type.String(),
-            Type.Object({
-              found: Type.Boolean(),
-              result: Type.Union([Transaction, MempoolTransaction, TxNotFound]),
-            }),
-            { title: 'TransactionList', description: 'Each requested id → whether found, and the tx' },
-          ),
+          200: TransactionList,
           ...errorResponses,
         },
       },
@@ -184,7 +177,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         entries.push(`${JSON.stringify(id)}:{"found":false,"result":{"tx_id":${JSON.stringify(id)}}}`);
       }
       if (clientHasVersion(request, reply, digestTag(versions))) return sendNotModified(reply);
-      return sendJson(reply, `{${entries.join(',')}}`);
+      return jsonAnswer<TransactionList>(reply, `{${entries.join(',')}}`);
     },
   );
 
@@ -233,7 +226,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
           // the same row as when kept, so the same tag: computed once per entry
           const tag = (kept.etag ??= digestTag([txVersion({ kind: 'mined', row: { tx_id: id, ...now } })]));
           if (clientHasVersion(request, reply, tag)) return sendNotModified(reply);
-          return sendJson(reply, kept.json);
+          return jsonAnswer<Transaction>(reply, kept.json);
         }
       }
       // The common case, a mined tx, is one query; the tag comes from the row read.
@@ -244,7 +237,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         }
         const json = serializeWith(reply, Transaction, minedTransaction(mined, options));
         if (keep) cache.set(mined, json);
-        return sendJson(reply, json);
+        return jsonAnswer<Transaction>(reply, json);
       }
       const pending = await findMempoolTx(store.sql, id, { unanchored: query.unanchored });
       if (pending) {
@@ -252,7 +245,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         if (clientHasVersion(request, reply, digestTag([txVersion({ kind: 'mempool', row: pending })]))) {
           return sendNotModified(reply);
         }
-        return sendJson(
+        return jsonAnswer<MempoolTransaction>(
           reply,
           serializeWith(reply, MempoolTransaction, mempoolTransaction(pending, options)),
         );

@@ -185,4 +185,15 @@ export const MempoolTransaction = Type.Object(
 export type MempoolTransaction = Static<typeof MempoolTransaction>;
 
 /** The `result` of an id `/tx/multiple` did not find. */
-export const TxNotFound = Type.Object({ tx_id: Type.String() }, { title: 'TransactionNotFound' });
+const TxNotFound = Type.Object({ tx_id: Type.String() }, { title: 'TransactionNotFound' });
+
+/** `GET /extended/v1/tx/multiple`: each requested id → whether found, and the tx. */
+export const TransactionList = Type.Record(
+  Type.String(),
+  Type.Object({
+    found: Type.Boolean(),
+    result: Type.Union([Transaction, MempoolTransaction, TxNotFound]),
+  }),
+  { title: 'TransactionList', description: 'Each requested id → whether found, and the tx' },
+);
+export type TransactionList = Static<typeof TransactionList>;
