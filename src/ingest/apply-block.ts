@@ -2,6 +2,7 @@ import type { TransactionSql } from '../store/db.js';
 import {
   blockTxIdsJson,
   canonicalBlocksAbove,
+  canonicalMinedTxs,
   distinctTxKeys,
   getBlock,
   insertBlock,
@@ -13,6 +14,8 @@ import {
   storeBlockTxIds,
   type EncodedChainRows,
   txIdsOfBlocks,
+  txMinedTwice,
+  type CanonicalTx,
   type StoredBlock,
 } from '../store/write/blocks.js';
 import { cutIntoStatements, sendAll } from '../store/write/bulk.js';
@@ -44,6 +47,7 @@ import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../stor
 import { loggedMessageBody } from '../store/write/message-log.js';
 import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
 import {
+  InvalidMessageError,
   MessageConflictError,
   buildChainRows,
   logSkippedEvents,
@@ -250,7 +254,8 @@ export async function applyNewBlock(
   msg: NewBlock,
   ctx: ApplyContext,
 ): Promise<BlockOutcome> {
-  const [known, tip, parent, unconfirmed, accepted, streamed] = await Promise.all([
+  const txIds = msg.transactions.map((tx) => tx.txid);
+  const [known, tip, parent, unconfirmed, accepted, streamed, alreadyMined] = await Promise.all([
     getBlock(sql, msg.index_block_hash),
     lockChainTip(sql),
     getBlock(sql, msg.parent_index_block_hash),
@@ -259,6 +264,7 @@ export async function applyNewBlock(
       ? []
       : microblockChain(sql, msg.parent_index_block_hash, msg.parent_microblock),
     stagedTxIndexes(sql, microblockHashesOf(msg)),
+    canonicalMinedTxs(sql, txIds),
   ]);
   if (known) return compareWithStored(sql, msg, known, ctx);
   if (!parent && tip.block_height > 0) {
@@ -270,11 +276,15 @@ export async function applyNewBlock(
   if (parent) {
     await checkAgainstParent(msg, parent, async () => !(await getBlock(sql, parent.parent_index_block_hash)));
   }
+  // On a canonical parent the block's chain is the canonical chain up to the parent: a tx mined there may
+  // not be mined again. (Above the parent it may: the same tx in two competing forks.)
+  if (parent?.canonical) refuseMinedAgain(msg, alreadyMined, parent.block_height);
   const canonical = msg.block_height > tip.block_height;
   const adoptsGenesis = canonical && parent !== undefined && !parent.canonical && parent.block_height === 0;
   let orphanedByFork: string[] = [];
   if (canonical && parent && !parent.canonical && !adoptsGenesis) {
     orphanedByFork = await restoreFork(sql, parent, tip, ctx);
+    refuseMinedAgain(msg, await canonicalMinedTxs(sql, txIds), parent.block_height);
   }
 
   const block = blockRow(msg, canonical, ctx.contentHash);
@@ -393,6 +403,20 @@ async function compareWithStored(
 }
 
 /**
+ * A tx is mined at most once on a chain: a node never mines one again (its nonce is spent), and a block that
+ * did would count its transfers twice. Refuses (400) the block when one of its txs is among `mined` at or
+ * below `maxHeight` (its own chain's part of the canonical chain).
+ */
+function refuseMinedAgain(msg: NewBlock, mined: readonly CanonicalTx[], maxHeight: number): void {
+  const again = mined.find((m) => m.block_height <= maxHeight);
+  if (!again) return;
+  throw new InvalidMessageError(
+    `block ${msg.block_height} (${msg.index_block_hash}): transaction ${again.tx_id} is already mined on ` +
+      `its chain, in the block at height ${again.block_height}`,
+  );
+}
+
+/**
  * What follows the contributions of a new canonical block: mempool pruning (`pruned`, sent by the caller
  * just before), the tip, mempool upkeep.
  */
@@ -465,6 +489,16 @@ async function restoreFork(
   await removeBlockContributions(sql, orphaned);
   await setBlocksCanonical(sql, orphaned, false);
   await setBlocksCanonical(sql, restored, true);
+  // The fork's blocks were stored while another chain was canonical: none of their txs may be mined twice
+  // on the chain they now make.
+  const twice = await txMinedTwice(sql, restored);
+  if (twice) {
+    throw new InvalidMessageError(
+      `the fork ending at block ${parent.block_height} (${parent.index_block_hash}) mines transaction ` +
+        `${twice.tx_id} a second time (first in the block at height ${twice.block_height}): it cannot become ` +
+        `canonical`,
+    );
+  }
   await addBlockContributions(sql, restored);
   await pruneMinedTxs(sql, await minedTxKeys(sql, restored));
   const orphanedTxIds = [...(await txIdsOfBlocks(sql, orphaned)), ...orphanedMicroblockTxIds];

@@ -177,6 +177,8 @@ for (const engine of testEngines(import.meta.url)) {
   describe(`a known block announced again (${engine})`, () => {
     test('the first block re-announced empty mid-chain: every answer 200, the index as without it', async () => {
       for (const stream of streams) {
+        // PGlite takes the recorded chain, the case seen on real nodes (the generated one costs it ~30 s)
+        if (engine === 'pglite' && stream !== streams[0]) continue;
         const clean = await openTestStore(engine);
         const replayed = await openTestStore(engine);
         const posted = await openTestStore(engine);
