@@ -8,11 +8,9 @@ import {
   insertBlock,
   insertChainRows,
   insertMinerRewards,
-  encodeChainRows,
   forgetEncodedTxIndexes,
   setBlocksCanonical,
   storeBlockTxIds,
-  type EncodedChainRows,
   txIdsOfBlocks,
   txMinedTwice,
   type CanonicalTx,
@@ -43,75 +41,23 @@ import {
   stagedTxIndexes,
   unconfirmedMicroblocks,
 } from '../store/write/microblocks.js';
-import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../store/schema/rows.js';
+import type { BlockRow, ChainRows, MinerRewardRow } from '../store/schema/rows.js';
 import { loggedMessageBody } from '../store/write/message-log.js';
 import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
+import { InvalidMessageError, MessageConflictError } from './chain-rows.js';
+import type { ApplyContext } from './context.js';
 import {
-  InvalidMessageError,
-  MessageConflictError,
-  buildChainRows,
-  logSkippedEvents,
-  type Placement,
-  type SkippedEvents,
-} from './chain-rows.js';
-import type { ApplyContext, DecodedBlock } from './context.js';
-import { checkAgainstParent, checkBlockMessage } from './message-checks.js';
+  blockChainRows,
+  blockRow,
+  confirmedMicroblockRows,
+  microblockHashesOf,
+  minerRewardRows,
+} from './decode-block.js';
+import { checkAgainstParent } from './message-checks.js';
 import { blockContentDigest } from '../protocol/block-digest.js';
-import { sumExecutionCosts, type NewBlock } from '../protocol/payloads.js';
+import type { NewBlock } from '../protocol/payloads.js';
 
 const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
-
-function blockRow(msg: NewBlock, canonical: boolean, messageHash: string | null): BlockRow {
-  const cost = msg.anchored_cost ?? sumExecutionCosts(msg.transactions.map((tx) => tx.execution_cost));
-  return {
-    index_block_hash: msg.index_block_hash,
-    block_hash: msg.block_hash,
-    block_height: msg.block_height,
-    parent_index_block_hash: msg.parent_index_block_hash,
-    parent_block_hash: msg.parent_block_hash,
-    parent_microblock_hash: msg.parent_microblock,
-    parent_microblock_sequence: msg.parent_microblock_sequence,
-    burn_block_hash: msg.burn_block_hash,
-    burn_block_height: msg.burn_block_height,
-    burn_block_time: msg.burn_block_time,
-    parent_burn_block_time: msg.parent_burn_block_timestamp ?? 0,
-    block_time: msg.block_time ?? msg.burn_block_time,
-    miner_txid: msg.miner_txid,
-    tenure_height: msg.tenure_height ?? null,
-    signer_bitvec: msg.signer_bitvec ?? null,
-    tx_count: msg.transactions.length,
-    execution_cost_read_count: cost.read_count,
-    execution_cost_read_length: cost.read_length,
-    execution_cost_runtime: cost.runtime,
-    execution_cost_write_count: cost.write_count,
-    execution_cost_write_length: cost.write_length,
-    canonical,
-    message_hash: messageHash,
-    // set once the block's rows are placed (`applyNewBlock`)
-    tx_ids_json: '[]',
-  };
-}
-
-function minerRewardRows(msg: NewBlock, canonical: boolean): MinerRewardRow[] {
-  return (msg.matured_miner_rewards ?? []).map((r) => ({
-    index_block_hash: msg.index_block_hash,
-    mature_block_height: msg.block_height,
-    from_index_consensus_hash: r.from_index_consensus_hash,
-    from_stacks_block_hash: r.from_stacks_block_hash,
-    recipient: r.recipient,
-    miner_address: r.miner_address ?? null,
-    coinbase_amount: String(r.coinbase_amount),
-    tx_fees_anchored: String(r.tx_fees_anchored),
-    tx_fees_streamed_confirmed: String(r.tx_fees_streamed_confirmed),
-    tx_fees_streamed_produced: String(r.tx_fees_streamed_produced),
-    canonical,
-  }));
-}
-
-/** The microblocks whose txs the block message carries (the parent's stream it confirms). */
-function microblockHashesOf(msg: NewBlock): string[] {
-  return [...new Set(msg.transactions.flatMap((tx) => (tx.microblock_hash ? [tx.microblock_hash] : [])))];
-}
 
 /**
  * The tx index of a confirmed microblock tx, as the original API keeps it: a tx streamed in a microblock
@@ -153,108 +99,28 @@ function placeConfirmedMicroblockTxs(
   return changed;
 }
 
-/** Microblocks whose txs this block confirms, as first seen in the block (they may never have been streamed). */
-function confirmedMicroblockRows(msg: NewBlock, receivedAt: number): MicroblockRow[] {
-  const seen = new Map<string, MicroblockRow>();
-  for (const tx of msg.transactions) {
-    if (!tx.microblock_hash || seen.has(tx.microblock_hash)) continue;
-    seen.set(tx.microblock_hash, {
-      microblock_hash: tx.microblock_hash,
-      microblock_sequence: tx.microblock_sequence ?? 0,
-      microblock_parent_hash: tx.microblock_parent_hash ?? '',
-      parent_index_block_hash: msg.parent_index_block_hash,
-      index_block_hash: msg.index_block_hash,
-      block_height: msg.block_height,
-      burn_block_hash: msg.burn_block_hash,
-      burn_block_height: msg.burn_block_height,
-      burn_block_time: msg.burn_block_time,
-      microblock_canonical: true,
-      received_at: receivedAt,
-    });
-  }
-  return [...seen.values()];
-}
-
-function placementOf(block: BlockRow): Placement {
-  return {
-    index_block_hash: block.index_block_hash,
-    block_hash: block.block_hash,
-    block_height: block.block_height,
-    block_time: block.block_time,
-    burn_block_time: block.burn_block_time,
-    burn_block_height: block.burn_block_height,
-    parent_burn_block_time: block.parent_burn_block_time,
-    parent_block_hash: block.parent_block_hash,
-    parent_index_block_hash: block.parent_index_block_hash,
-    canonical: block.canonical,
-  };
-}
-
-/**
- * Decodes a block's rows as if it were canonical, outside any database transaction: a replay does this for
- * the next message while the database applies the previous one. A decoding error is kept, to be thrown
- * where `applyNewBlock` decodes (a block already known is not decoded at all, so its error never shows).
- */
-export function decodeBlock(msg: NewBlock, isMainnet: boolean, rowsPerStatement?: number): DecodedBlock {
-  const skipped: SkippedEvents = new Map();
-  try {
-    const rawTxBytes = checkBlockMessage(msg);
-    const placement = placementOf(blockRow(msg, true, null));
-    const rows = buildChainRows(msg.transactions, msg.events, placement, isMainnet, skipped, rawTxBytes);
-    const encoded = rowsPerStatement === undefined ? undefined : encodeChainRows(rows, rowsPerStatement);
-    return { payload: msg, rows, encoded, skipped };
-  } catch (error) {
-    return { payload: msg, error };
-  }
-}
-
-/**
- * The block's rows, and their statements' literals if built ahead: decoded ahead (`decodeBlock`) when they
- * were, else now. (`ctx.readBackRows`, the test switch of the other paths, also builds every literal here,
- * from the rows: test/ingest/block-paths.test.ts proves both give the same index.)
- */
-function blockChainRows(
-  msg: NewBlock,
-  block: BlockRow,
-  ctx: ApplyContext,
-): { rows: ChainRows; encoded?: EncodedChainRows } {
-  const decoded = ctx.decoded?.payload === msg ? ctx.decoded : decodeBlock(msg, ctx.isMainnet);
-  if (!decoded.rows) throw decoded.error;
-  if (decoded.skipped) logSkippedEvents(decoded.skipped, ctx.logger, { block_height: msg.block_height });
-  // decoded as canonical; set as the block is (every time: the rows are the message's, whatever ran before)
-  const rows = decoded.rows;
-  for (const list of [rows.txs, rows.events, rows.smartContracts, rows.principalTxs]) {
-    for (const row of list) row.canonical = block.canonical;
-  }
-  return { rows, encoded: ctx.readBackRows ? undefined : decoded.encoded };
-}
-
 /**
  * What a `/new_block` changed: `applied`, or nothing because the block (its `index_block_hash`) is known:
  * `duplicate` when the message says what the stored one said, `reannounced` when it says something else.
  */
 export type BlockOutcome = 'applied' | 'duplicate' | 'reannounced';
 
-/**
- * Applies `/new_block`. A block higher than the tip becomes canonical ("higher wins"); if its parent is
- * not canonical, the parent's fork is restored first and the blocks it replaces are orphaned. A block at or
- * below the tip is stored as a non-canonical sibling. A block already known changes nothing
- * (`compareWithStored`).
- *
- * The first block indexed may build on anything (the chain may be joined mid-way); after that, a block
- * whose parent was never received means messages are missing: it is refused (409, the node keeps re-sending
- * it) rather than indexed over a gap that would leave balances silently wrong. A block that does not follow
- * its parent (height, hash, burn height: `checkAgainstParent`) is refused with 400.
- *
- * Round trips: the reads are sent together, then (after a reorg's own steps, if any) every write is sent
- * without waiting for the previous one and awaited once (`sendAll`): the server runs them in order.
- */
-export async function applyNewBlock(
-  sql: TransactionSql,
-  msg: NewBlock,
-  ctx: ApplyContext,
-): Promise<BlockOutcome> {
-  const txIds = msg.transactions.map((tx) => tx.txid);
+/** What the index holds around a new block, read together (one round trip) before anything is written. */
+interface Surroundings {
+  known: StoredBlock | undefined;
+  tip: ChainTip;
+  parent: StoredBlock | undefined;
+  /** the unconfirmed microblocks (on the tip) */
+  unconfirmed: { microblock_hash: string }[];
+  /** the parent's microblocks the block confirms, up to its `parent_microblock` */
+  accepted: string[];
+  /** the streamed (staged) rows of the microblock txs the block carries */
+  streamed: { tx_id: string; microblock_hash: string; tx_index: number }[];
+  /** the block's txs already mined on the canonical chain */
+  alreadyMined: CanonicalTx[];
+}
+
+async function readSurroundings(sql: TransactionSql, msg: NewBlock): Promise<Surroundings> {
   const [known, tip, parent, unconfirmed, accepted, streamed, alreadyMined] = await Promise.all([
     getBlock(sql, msg.index_block_hash),
     lockChainTip(sql),
@@ -264,94 +130,170 @@ export async function applyNewBlock(
       ? []
       : microblockChain(sql, msg.parent_index_block_hash, msg.parent_microblock),
     stagedTxIndexes(sql, microblockHashesOf(msg)),
-    canonicalMinedTxs(sql, txIds),
+    canonicalMinedTxs(sql, txIdsOf(msg)),
   ]);
+  return { known, tip, parent, unconfirmed, accepted, streamed, alreadyMined };
+}
+
+/**
+ * Applies `/new_block`. A block higher than the tip becomes canonical ("higher wins"): it extends the tip
+ * (`extendTipFromRowsInHand`, or `extendTipFromStoredRows` on the rare paths); if its parent is not
+ * canonical, the parent's fork is restored first (`restoreFork`) and the blocks it replaces are orphaned. A
+ * block at or below the tip is stored as a non-canonical sibling (`storeSiblingBlock`). A block already
+ * known changes nothing (`compareWithStored`).
+ *
+ * The first block indexed may build on anything (the chain may be joined mid-way); after that, a block
+ * whose parent was never received means messages are missing: it is refused (409, the node keeps re-sending
+ * it) rather than indexed over a gap that would leave balances silently wrong. A block that does not follow
+ * its parent (height, hash, burn height: `checkAgainstParent`), or mines a tx its chain already holds
+ * (`refuseMinedAgain`), is refused with 400.
+ *
+ * Round trips: the reads are sent together, then (after a reorg's own steps, if any) every write is sent
+ * without waiting for the previous one and awaited once (`sendAll`): the server runs them in order.
+ */
+export async function applyNewBlock(
+  sql: TransactionSql,
+  msg: NewBlock,
+  ctx: ApplyContext,
+): Promise<BlockOutcome> {
+  const around = await readSurroundings(sql, msg);
+  const { known, tip, parent } = around;
   if (known) return compareWithStored(sql, msg, known, ctx);
+  await checkPlaceOnChain(sql, msg, around);
+  const canonical = msg.block_height > tip.block_height;
+  const adoptsGenesis = canonical && parent !== undefined && !parent.canonical && parent.block_height === 0;
+  let orphanedByFork: string[] = [];
+  if (canonical && parent && !parent.canonical && !adoptsGenesis) {
+    orphanedByFork = await restoreFork(sql, parent, tip, ctx);
+    refuseMinedAgain(msg, await canonicalMinedTxs(sql, txIdsOf(msg)), parent.block_height);
+  }
+  const stored = await storeBlockRows(sql, msg, ctx, around, { canonical, adoptsGenesis });
+  if (!canonical) return storeSiblingBlock(sql, ctx, stored);
+  // Microblocks: the new block confirms its parent's stream up to `parent_microblock`; every other
+  // unconfirmed microblock (read before the reorg above, if any, which orphaned the ones it saw) is orphaned.
+  const accepted = new Set(around.accepted);
+  const orphanedMicroblocks = around.unconfirmed
+    .map((m) => m.microblock_hash)
+    .filter((hash) => !accepted.has(hash) && !orphanedByFork.includes(hash));
+  if (adoptsGenesis || orphanedMicroblocks.length > 0 || ctx.readBackRows) {
+    return extendTipFromStoredRows(sql, msg, ctx, stored, {
+      accepted: around.accepted,
+      orphanedMicroblocks,
+      genesis: adoptsGenesis ? parent : undefined,
+      tip,
+    });
+  }
+  return extendTipFromRowsInHand(sql, msg, ctx, stored, around.accepted);
+}
+
+const txIdsOf = (msg: NewBlock) => msg.transactions.map((tx) => tx.txid);
+
+/**
+ * Where the block goes on the chain, checked before anything is written: its parent is indexed (but for the
+ * first block), it follows its parent, and on a canonical parent it mines no tx that chain already holds.
+ */
+async function checkPlaceOnChain(sql: TransactionSql, msg: NewBlock, around: Surroundings): Promise<void> {
+  const { tip, parent } = around;
   if (!parent && tip.block_height > 0) {
     throw new MessageConflictError(
       `block ${msg.block_height} (${msg.index_block_hash}): its parent ${msg.parent_index_block_hash} is not ` +
         `indexed (tip at height ${tip.block_height}); the messages before it are missing`,
     );
   }
-  if (parent) {
-    await checkAgainstParent(msg, parent, async () => !(await getBlock(sql, parent.parent_index_block_hash)));
-  }
+  if (!parent) return;
+  await checkAgainstParent(msg, parent, async () => !(await getBlock(sql, parent.parent_index_block_hash)));
   // On a canonical parent the block's chain is the canonical chain up to the parent: a tx mined there may
   // not be mined again. (Above the parent it may: the same tx in two competing forks.)
-  if (parent?.canonical) refuseMinedAgain(msg, alreadyMined, parent.block_height);
-  const canonical = msg.block_height > tip.block_height;
-  const adoptsGenesis = canonical && parent !== undefined && !parent.canonical && parent.block_height === 0;
-  let orphanedByFork: string[] = [];
-  if (canonical && parent && !parent.canonical && !adoptsGenesis) {
-    orphanedByFork = await restoreFork(sql, parent, tip, ctx);
-    refuseMinedAgain(msg, await canonicalMinedTxs(sql, txIds), parent.block_height);
-  }
+  if (parent.canonical) refuseMinedAgain(msg, around.alreadyMined, parent.block_height);
+}
 
+/** A new block's rows, and the statements inserting them that are not sent yet (`storeBlockRows`). */
+interface StoredRows {
+  block: BlockRow;
+  rows: ChainRows;
+  rewardRows: MinerRewardRow[];
+  /** every row the block adds is in `rows` (not so when the payload repeats a tx: then they are read back) */
+  fresh: boolean;
+  /** the block's rows were numbered in the principal index as they were inserted */
+  ordinalsOnInsert: boolean;
+  /** the inserts not yet awaited (none when they had to be awaited already) */
+  inserts: Promise<unknown>[];
+}
+
+/**
+ * Builds the block's rows as placed (`canonical`), and sends their inserts: awaited already when what
+ * follows must read them back (a large block cut into several statements, a payload repeating a tx), else
+ * returned unawaited to go out with what follows.
+ */
+async function storeBlockRows(
+  sql: TransactionSql,
+  msg: NewBlock,
+  ctx: ApplyContext,
+  around: Surroundings,
+  { canonical, adoptsGenesis }: { canonical: boolean; adoptsGenesis: boolean },
+): Promise<StoredRows> {
   const block = blockRow(msg, canonical, ctx.contentHash);
   const { rows, encoded } = blockChainRows(msg, block, ctx);
-  if (placeConfirmedMicroblockTxs(rows, msg, canonical ? new Set(accepted) : new Set(), streamed)) {
-    forgetEncodedTxIndexes(encoded);
-  }
+  const accepted = canonical ? new Set(around.accepted) : new Set<string>();
+  if (placeConfirmedMicroblockTxs(rows, msg, accepted, around.streamed)) forgetEncodedTxIndexes(encoded);
   // The rows of a block canonical on arrival are numbered in the principal index as they are inserted;
   // rows adopted from the genesis block join them first, so then the numbering runs afterwards.
   // (`ctx.readBackRows`: the test switch that takes the read-back paths, to prove them equal)
   const ordinalsOnInsert = canonical && !adoptsGenesis && !ctx.readBackRows;
-  // The block is new (not `known` above): so are its rows, unless the payload repeats a tx. Then every row
-  // it adds is in `rows`, and what follows from them is computed from `rows` instead of read back.
+  // The block is new (not known): so are its rows, unless the payload repeats a tx. Then every row it adds
+  // is in `rows`, and what follows from them is computed from `rows` instead of read back.
   const fresh = !ctx.readBackRows && distinctTxKeys(rows.txs);
   // the tx-id list from the rows in hand when they are the rows stored, else read back once they are stored
   if (fresh) block.tx_ids_json = blockTxIdsJson(rows.txs);
-  const microblockRows = confirmedMicroblockRows(msg, ctx.receivedAt);
   const rewardRows = minerRewardRows(msg, canonical);
   // Statements sent from here on are awaited by `sendAll` before anything else can fail or wait.
-  const rowInserts = [
+  const inserts = [
     insertBlock(sql, block),
-    insertMicroblocks(sql, microblockRows),
+    insertMicroblocks(sql, confirmedMicroblockRows(msg, ctx.receivedAt)),
     insertChainRows(sql, rows, { ordinals: ordinalsOnInsert, fresh, encoded }),
     insertMinerRewards(sql, rewardRows),
   ];
-  let inserts = rowInserts;
+  const stored = { block, rows, rewardRows, fresh, ordinalsOnInsert, inserts };
   // A large block's rows go in several statements: the tx-id list is read back, and the same-nonce
   // settling (`resolveSameNonce`, `pruneMinedTxs`) reads the block's txs, once all are stored.
-  if (!fresh || cutIntoStatements(sql, rows.txs.length)) {
-    await sendAll(rowInserts);
-    inserts = [];
-  }
-  if (!fresh) {
-    await storeBlockTxIds(sql, block.index_block_hash);
-  }
-  if (!canonical) {
-    // the original settles the same-nonce pairs of every block's txs, canonical or not (a pair's winner
-    // is then the canonical chain's tx, else the best fee)
-    const last = sendAll([...inserts, resolveSameNonce(sql, rows.txs)]);
-    ctx.writesSent?.();
-    await last;
-    return 'applied';
-  }
+  if (fresh && !cutIntoStatements(sql, rows.txs.length)) return stored;
+  await sendAll(inserts);
+  if (!fresh) await storeBlockTxIds(sql, block.index_block_hash);
+  return { ...stored, inserts: [] };
+}
 
-  // Microblocks: the new block confirms its parent's stream up to `parent_microblock`; every other
-  // unconfirmed microblock (read before the reorg above, if any, which orphaned the ones it saw) is orphaned.
-  const acceptedSet = new Set(accepted);
-  const orphanedMicroblocks = unconfirmed
-    .map((m) => m.microblock_hash)
-    .filter((hash) => !acceptedSet.has(hash) && !orphanedByFork.includes(hash));
-  if (adoptsGenesis || orphanedMicroblocks.length > 0 || ctx.readBackRows) {
-    // rare paths, run step by step, from the rows read back
-    await sendAll(inserts);
-    if (adoptsGenesis) await adoptGenesisRows(sql, parent.index_block_hash, block);
-    await confirmMicroblocks(sql, accepted, orphanedMicroblocks, msg, ctx, tip);
-    await applyStoredContributions(sql, [block.index_block_hash], 1);
-    if (!ordinalsOnInsert) await assignOrdinals(sql, [block.index_block_hash]);
-    const mined = await minedTxKeys(sql, [block.index_block_hash]);
-    await sendAll(afterContributions(sql, msg, block, ctx, pruneMinedTxs(sql, mined)));
-    return 'applied';
-  }
+/** A block at or below the tip: stored as a non-canonical sibling. */
+async function storeSiblingBlock(
+  sql: TransactionSql,
+  ctx: ApplyContext,
+  stored: StoredRows,
+): Promise<'applied'> {
+  // the original settles the same-nonce pairs of every block's txs, canonical or not (a pair's winner is then
+  // the canonical chain's tx, else the best fee)
+  const last = sendAll([...stored.inserts, resolveSameNonce(sql, stored.rows.txs)]);
+  ctx.writesSent?.();
+  await last;
+  return 'applied';
+}
+
+/**
+ * The new tip, the common path: what follows its rows (balance contributions, mempool pruning, the tip) is
+ * computed from the rows in hand and sent at once with their inserts.
+ */
+async function extendTipFromRowsInHand(
+  sql: TransactionSql,
+  msg: NewBlock,
+  ctx: ApplyContext,
+  stored: StoredRows,
+  accepted: string[],
+): Promise<'applied'> {
+  const { block, rows, rewardRows } = stored;
   const last = sendAll([
-    ...inserts,
+    ...stored.inserts,
     ...(accepted.length > 0
       ? [markMicroblocksConfirmed(sql, accepted, msg), dropStagedRows(sql, accepted)]
       : []),
-    fresh
+    stored.fresh
       ? applyRowContributions(sql, { events: rows.events, txs: rows.txs, rewards: rewardRows }, 1)
       : applyStoredContributions(sql, [block.index_block_hash], 1),
     // `rows.txs` are the block's txs (a tx the payload repeats twice prunes the same rows twice), and the
@@ -360,6 +302,28 @@ export async function applyNewBlock(
   ]);
   ctx.writesSent?.();
   await last;
+  return 'applied';
+}
+
+/**
+ * The new tip, the rare paths (it adopts the genesis block's rows, or orphans unconfirmed microblocks; or
+ * the test switch `readBackRows`): run step by step, from the rows read back once stored.
+ */
+async function extendTipFromStoredRows(
+  sql: TransactionSql,
+  msg: NewBlock,
+  ctx: ApplyContext,
+  stored: StoredRows,
+  steps: { accepted: string[]; orphanedMicroblocks: string[]; genesis?: StoredBlock; tip: ChainTip },
+): Promise<'applied'> {
+  const { block } = stored;
+  await sendAll(stored.inserts);
+  if (steps.genesis) await adoptGenesisRows(sql, steps.genesis.index_block_hash, block);
+  await confirmMicroblocks(sql, steps.accepted, steps.orphanedMicroblocks, msg, ctx, steps.tip);
+  await applyStoredContributions(sql, [block.index_block_hash], 1);
+  if (!stored.ordinalsOnInsert) await assignOrdinals(sql, [block.index_block_hash]);
+  const mined = await minedTxKeys(sql, [block.index_block_hash]);
+  await sendAll(afterContributions(sql, msg, block, ctx, pruneMinedTxs(sql, mined)));
   return 'applied';
 }
 
