@@ -512,7 +512,7 @@ function renderMarkdown(report: {
   }
   lines.push(
     '',
-    "**The original API** (v9.0.2, issue 17's measurement on this class of machine, same PostgreSQL cluster, " +
+    '**The original API** (v9.0.2, measured on this class of machine, same PostgreSQL cluster, ' +
       'autocannon 32 connections, best of two 8 s runs; req/s):',
     '',
     '| endpoint | tiny chain (186 txs) | mid chain (11,726 txs) |',
