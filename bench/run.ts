@@ -47,7 +47,7 @@ import {
   SERVER_SETTINGS,
   type IngestResult,
 } from './ingest.js';
-import { format, writeFormatted } from './markdown.js';
+import { format, withRunSection, writeFormatted } from './markdown.js';
 import { latencySvg } from './plot.js';
 import { measureObserverIngest, type ObserverIngestResult } from './observer-ingest.js';
 import { measureStall, type StallResult } from './stall.js';
@@ -533,21 +533,11 @@ function renderMarkdown(report: {
   return lines.join('\n');
 }
 
-const BEGIN = '<!-- bench:run:begin (written by npm run bench) -->';
-const END = '<!-- bench:run:end -->';
-
 /** Replaces the marked section of bench/RESULTS.md (or appends one) with this run's tables. */
 async function recordInResultsFile(markdown: string) {
   const file = join(here, 'RESULTS.md');
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const section = `${BEGIN}\n\n${markdown}\n${END}`;
-  const start = text.indexOf(BEGIN);
-  const end = text.indexOf(END);
-  const next =
-    start >= 0 && end > start
-      ? text.slice(0, start) + section + text.slice(end + END.length)
-      : `${text.trimEnd()}\n\n## Benchmark suite (\`npm run bench\`)\n\n${section}\n`;
-  await writeFormatted(file, next);
+  await writeFormatted(file, withRunSection(text, markdown));
 }
 
 main().catch((err: unknown) => {
