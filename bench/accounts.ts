@@ -7,7 +7,8 @@
 // builder from transactions signed by the generator's signer (on every core), and written once to
 // bench/out/accounts-<txs>.tsv: later runs only replay it.
 // Then the read API is served on loopback; latency is timed request by request (all URLs interleaved, one
-// keep-alive connection), throughput with autocannon. Prints a Markdown table (for bench/RESULTS.md).
+// keep-alive connection), throughput with autocannon. Prints a Markdown table (its last run:
+// bench/history/accounts.md, bench finding F-read-accounts-at-1m).
 import { createWriteStream, existsSync, mkdirSync, renameSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';

@@ -77,7 +77,7 @@ export async function startServer(
 }
 
 /**
- * What a case must reach (issue 17): a share of the bare-Fastify ceiling's req/s measured in the same run, a
+ * What a case must reach: a share of the bare-Fastify ceiling's req/s measured in the same run, a
  * number of req/s, a p99. A case without a target is measured for the record.
  */
 export interface Target {

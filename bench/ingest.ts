@@ -115,7 +115,7 @@ export async function benchChain(options: {
 }
 
 /**
- * The suite's chains (issue 17): `tiny` the size of the one the original API was measured on (~190 txs),
+ * The suite's chains: `tiny` the size of the one the original API was measured on (~190 txs),
  * `small` (~10,000 txs) and `large` (~1,000,000 txs). Generated once per size into bench/out/.
  */
 export const BENCH_CHAINS = {

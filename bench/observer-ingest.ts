@@ -1,4 +1,4 @@
-// Ingest on the live path (issue 17: "live observer path and replay alike"): `serve` as a real process on an
+// Ingest on the live path (bench finding F-ingest-live-path): `serve` as a real process on an
 // empty PostgreSQL database, and the first `blocks` blocks of a recorded chain (with every message between
 // them) POSTed to its observer port one after another, each once the previous one was answered 200, as a
 // stacks-node sends them. The replay prepares the next message while the database applies the current one;

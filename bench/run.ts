@@ -7,10 +7,10 @@
 //   (c) two ceilings: a bare Fastify route with no database, and one doing one primary-key lookup on the same
 //       database with the same pool settings;
 //   (d) the same HTTP set on a 10,000-tx chain, so the growth of cost with history size shows, and on a tiny
-//       chain (~190 txs) the size of the one the original API was measured on (issue 17);
+//       chain (~190 txs) the size of the one the original API was measured on;
 //   (e) ingest on the live path: the first tenth of the large chain POSTed to a fresh `serve`'s observer port,
 //       one message after another, beside the replay's time for the same blocks (bench/observer-ingest.ts);
-//   (f) a large observer message (issue 14): a 40 MB block on PostgreSQL and a 4 MB one on PGlite posted to a
+//   (f) a large observer message: a 40 MB block on PostgreSQL and a 4 MB one on PGlite posted to a
 //       fresh `serve` while /health and blocks/latest are asked one request after another (bench/stall.ts).
 //
 // Chains are generated once into bench/out/ and reused. Results: bench/results/latest.json, latest.md,
@@ -47,7 +47,7 @@ import {
   SERVER_SETTINGS,
   type IngestResult,
 } from './ingest.js';
-import { format, writeFormatted } from './markdown.js';
+import { format, withRunSection, writeFormatted } from './markdown.js';
 import { latencySvg } from './plot.js';
 import { measureObserverIngest, type ObserverIngestResult } from './observer-ingest.js';
 import { measureStall, type StallResult } from './stall.js';
@@ -79,12 +79,12 @@ const SECONDS = Number(values.seconds);
 const WARMUP = Number(values.warmup);
 const CONNECTIONS = Number(values.connections);
 
-// Targets of issue 17 (per case: bench/http.ts), and the original API's figures it gives for reference
+// The targets (per case: bench/http.ts), and the original API's figures for reference
 // (v9.0.2 on this class of machine, same PostgreSQL cluster, autocannon -c 32, best of two 8 s runs).
 const TARGET_INGEST_TXS_PER_SEC = 10_000;
 /** a busy principal's balances within this factor of a quiet one's latency (p50) */
 const TARGET_BALANCES_BUSY_VS_QUIET = 2;
-// Issue 14: /health of the process applying a 40 MB block on PostgreSQL answers within this at p99.
+// /health of the process applying a 40 MB block on PostgreSQL answers within this at p99.
 const TARGET_STALL_HEALTH_P99_MS = 100;
 // On PGlite the database runs on the process's main thread: /health waits for the longest statement of the
 // block, which is bounded (250-row statements, raw text in 256 Ki pieces) and measured here.
@@ -512,7 +512,7 @@ function renderMarkdown(report: {
   }
   lines.push(
     '',
-    "**The original API** (v9.0.2, issue 17's measurement on this class of machine, same PostgreSQL cluster, " +
+    '**The original API** (v9.0.2, measured on this class of machine, same PostgreSQL cluster, ' +
       'autocannon 32 connections, best of two 8 s runs; req/s):',
     '',
     '| endpoint | tiny chain (186 txs) | mid chain (11,726 txs) |',
@@ -533,21 +533,11 @@ function renderMarkdown(report: {
   return lines.join('\n');
 }
 
-const BEGIN = '<!-- bench:run:begin (written by npm run bench) -->';
-const END = '<!-- bench:run:end -->';
-
 /** Replaces the marked section of bench/RESULTS.md (or appends one) with this run's tables. */
 async function recordInResultsFile(markdown: string) {
   const file = join(here, 'RESULTS.md');
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const section = `${BEGIN}\n\n${markdown}\n${END}`;
-  const start = text.indexOf(BEGIN);
-  const end = text.indexOf(END);
-  const next =
-    start >= 0 && end > start
-      ? text.slice(0, start) + section + text.slice(end + END.length)
-      : `${text.trimEnd()}\n\n## Benchmark suite (\`npm run bench\`)\n\n${section}\n`;
-  await writeFormatted(file, next);
+  await writeFormatted(file, withRunSection(text, markdown));
 }
 
 main().catch((err: unknown) => {

@@ -8,7 +8,7 @@ import type { Sql, TransactionSql } from './db.js';
  * The longest piece, in UTF-16 code units (the JSON of a block is ASCII: as many bytes). Each piece is one
  * statement: on PGlite a statement is one synchronous call on the process's main thread, and the raw-log row
  * of a 39.8 MB block, written whole, took ~3 s (360 ms for 3.9 MB on the loaded 2-core machine,
- * bench/RESULTS.md "Large observer messages") while /health waited, and its parameter and copies grew the
+ * bench finding F-pglite-message-pieces) while /health waited, and its parameter and copies grew the
  * WASM heap (189 -> 391 MB), which never shrinks. A 256 Ki piece took 73-172 ms at load 17; a block of 200 txs
  * (~300 kB) has two pieces.
  */

@@ -25,7 +25,7 @@ export function statement<Row extends object, Params extends readonly unknown[]>
  * `sql.unsafe` with no parameters runs as a simple query (postgres.js defaults `simple` to "no arguments"),
  * whatever `prepare` says: parsed and planned by PostgreSQL on every call, its rows sent as text. That made
  * "block, latest" (the one statement without parameters) cost 195–230 µs per request against 117–126 for a
- * block by height (bench/RESULTS.md, round 2: PostgreSQL 68 vs 31 µs a request under the profiler although
- * the statement itself read fewer buffers).
+ * block by height (PostgreSQL 68 vs 31 µs a request under the profiler although the statement itself read
+ * fewer buffers; bench finding F-store-prepared-without-parameters).
  */
 const PREPARED_EVEN_WITHOUT_PARAMETERS = { ...PREPARED, simple: false } as const;

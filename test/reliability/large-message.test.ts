@@ -9,7 +9,7 @@ import { freePort } from '../support/postgres.js';
 import { sleep, startServe } from '../support/serve-process.js';
 import { generatedFixtureFile } from '../support/shared.js';
 
-// Issue 14, item 3: a large observer message must not stall the process's reads. `serve`, as a real
+// A large observer message must not stall the process's reads. `serve`, as a real
 // process, ingests one 4 MB block (the 3,000 txs of the demo chain gen-small in one block) while two clients
 // ask /health and blocks/latest one request after another. Ingest runs in a thread of its own on a
 // connection of its own. On PostgreSQL both keep answering all along, blocks/latest with the previous tip
@@ -18,7 +18,7 @@ import { generatedFixtureFile } from '../support/shared.js';
 // size and the event loop gets a turn between them. (Before: the decoding, and on PGlite one statement per
 // table, blocked the event loop, /health included, for most of the block's time; blocks/latest queued
 // behind the ingest transaction on the one connection.) The bound is relative to the block's own time, so a
-// loaded machine does not fail it; bench/observer-stall.ts has the figures.
+// loaded machine does not fail it; bench/observer-stall.ts has the figures (F-large-message-worker).
 
 after(stopOwnCluster);
 

@@ -13,7 +13,7 @@ import { generatedFixtureFile } from '../support/shared.js';
 
 // Bulk inserts go in statements of at most 250 rows (store/write/bulk.ts), each sent once the previous one
 // is done, in the message's transaction, on both engines (sent pipelined, 4 in flight, they were no faster on
-// PostgreSQL: bench/RESULTS.md, "Ingest, issue 17, round 2"). Cutting must change nothing: the same rows, and
+// PostgreSQL: bench finding F-ingest-pipelined-inserts). Cutting must change nothing: the same rows, and
 // the same principal ordinals (numbered per statement after the counts the previous statements raised). A
 // statement left to send once the transaction's work has ended must not run outside it: it is refused, and
 // nothing is written. A statement failing in the middle of an insert fails the whole message.

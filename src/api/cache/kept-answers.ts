@@ -12,7 +12,7 @@ import { OldestFirst } from './oldest-first.js';
 // If-None-Match be answered 304 without reading anything), so the body sent once under a tag can be sent
 // again to any client asking the same URL under the same tag, without reading or rendering anything. For the
 // large account pages this is most of the cost: a 94 KB transactions_with_transfers page cost ~0.9 ms of API
-// CPU and ~0.25 ms of PostgreSQL to build (bench/RESULTS.md, "Read-side misses"), while sending a ready
+// CPU and ~0.25 ms of PostgreSQL to build (bench finding F-api-kept-answers), while sending a ready
 // Buffer of that size costs what a bare route sending a constant does.
 //
 // Never from another tip: an entry is found only under the tag it was made with; the first request that

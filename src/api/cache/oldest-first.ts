@@ -6,7 +6,7 @@
 // holds: the 1M chain's cold tx reads) piles those holes at the front, up to thousands of them, so each eviction
 // stepped over thousands: `TxByIdJsonCache.set` cost ~7.5 µs a call under eviction against ~0.1 µs with the
 // iterator below (40,000 ids through 10,000 entries, `.tmp` micro-benchmark), 1.5% of the API's CPU profile of
-// the cold tx by id (`bench/profile-http.ts`, bench/RESULTS.md "Cold tx reads on the 1M chain").
+// the cold tx by id (`bench/profile-http.ts`; bench finding F-api-eviction-iterator).
 //
 // One iterator lives as long as the collection instead. The language defines what a live iterator sees: the
 // entries not yet visited, in insertion order, deleted ones skipped and ones added later included (a key deleted

@@ -87,8 +87,8 @@ const TXS_KEY = '"txs":';
  * JS heap on its way out (Fastify's `Buffer.byteLength` flattens the joined string, Node's http prefixes the
  * head and the socket write flattens that again) and then encoded to UTF-8 in the write, and a kept answer
  * was copied once more into a Buffer. On the 1M chain, interleaved with main: ~20% fewer scavenges a request,
- * mark-compacts unchanged, API CPU 157 -> 150 µs a request (medians, bench/RESULTS.md, "Block reads on the
- * 1M chain", round 7). Round 6's Buffer answer differed: it received the list as raw bytes.
+ * mark-compacts unchanged, API CPU 157 -> 150 µs a request (medians; bench finding F-api-answer-bytes). An
+ * earlier Buffer answer differed: it received the list as raw bytes, and tripled the mark-compacts.
  */
 export function blockV1Body(block: BlockWithTxs, serialize: (block: BlockV1) => string): Buffer {
   const json = serialize(blockV1WithoutTxs(block));

@@ -41,7 +41,7 @@ function parseLocator(value: string | number): BlockLocator | null {
 // can be kept. A client walking every height (or hash) of a long chain is served mostly from the database, as it
 // should be: the bench's cold cases cycle over more heights than these bounds hold (on the 1M chain), so they
 // measure reads, but not only: 23% of the burn-height walk's requests (2,535 heights, ~38 MB of answers) meet an
-// answer kept on its second ask before it is evicted (bench/RESULTS.md, block reads on the 1M chain, round 7).
+// answer kept on its second ask before it is evicted (bench finding F-read-burn-height-read-alone).
 // Memory is spent only on heights asked for, and is freed at the next block.
 //
 // Kept on the second ask (cache/kept-answers.ts): a walk over more heights than a bound holds would otherwise

@@ -1,7 +1,7 @@
 -- The principal index's primary key (principal, tx_id, index_block_hash, microblock_hash) was its widest index:
 -- four texts of 41-128 bytes a row, 706 index bytes per tx on the 500-block bench chain (2.4 rows a tx), and
--- a random b-tree insert for every row, in the statement with the largest share of ingest's time (bench/
--- RESULTS.md "Ingest profile, 99,780 txs"). No statement needs it unique: a new block's rows are new (its
+-- a random b-tree insert for every row, in the statement with the largest share of ingest's time (bench
+-- finding F-ingest-principal-index). No statement needs it unique: a new block's rows are new (its
 -- index_block_hash is new, its tx keys distinct: ingest/apply-block.ts `fresh`), and the other inserts
 -- (microblock rows, a block repeating a tx) skip a row already stored with an explicit probe
 -- (store/write/blocks.ts), as ON CONFLICT did. What reads by it is the lookup of one principal's row of a tx

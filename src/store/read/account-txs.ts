@@ -174,9 +174,9 @@ const transfersAtHeights = statement<
 /**
  * A tx with at most this many events has the principal's transfers in it read from its own events (a
  * primary-key range of at most this many rows) rather than from the principal's events at its height: a busy
- * principal has ~40 events at a height on the 10k-tx chain (19 buffers, 0.5 ms of PostgreSQL per read, bench
- * RESULTS.md "Read-side misses"), while its txs have 1–3 each. A tx with more (the boot address's genesis tx:
- * ~10,000) is read by height, bounded by the principal's events there.
+ * principal has ~40 events at a height on the 10k-tx chain (19 buffers, 0.5 ms of PostgreSQL per read; bench
+ * finding F-read-own-events-transfers), while its txs have 1–3 each. A tx with more (the boot address's
+ * genesis tx: ~10,000) is read by height, bounded by the principal's events there.
  */
 export const OWN_EVENTS_READ_MAX = 64;
 

@@ -3,7 +3,7 @@
  * requests parsed from the sockets in one poll) with the same group key are answered by one call of
  * `readMany` (one statement), a read alone in its group by `readOne` (its own, simpler statement). Why: a
  * cold read is one statement per request, and a statement's fixed costs (protocol messages on both sides,
- * executor start-up) are a large part of it (bench/RESULTS.md, "Cold tx reads on the 1M chain"). The wait
+ * executor start-up) are a large part of it (bench finding F-read-batched-reads). The wait
  * costs no latency: the statement is sent once the current turn's callbacks have run (`setImmediate`), where
  * it would have waited for them anyway. A failed statement rejects every read of its batch.
  *

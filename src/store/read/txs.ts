@@ -254,7 +254,7 @@ export type MinedTxReader = (
  * `findMinedTx`'s own statement. The rows are the same (test/api/batched-tx-reads.test.ts compares both for
  * every tx of recorded chains). Measured on the 1M-tx chain, 32 reads in flight, per tx read (client CPU /
  * PostgreSQL backend CPU): one statement each 42–68 / 60–65 µs, in statements of 8 ids 29–31 / 42 µs
- * (bench/RESULTS.md, "Cold tx reads on the 1M chain").
+ * (bench finding F-read-batched-reads).
  */
 export function batchedMinedTxReads(sqlOf: () => Sql): MinedTxReader {
   interface Ask {
@@ -316,7 +316,7 @@ export type MinedTxVersionReader = (
  * are the same (test/api/batched-tx-reads.test.ts compares both for every tx of recorded chains). Why: this
  * key read is what `GET /extended/v1/tx/:tx_id` runs for a tx whose rendering is kept (cache/rendered-txs.ts)
  * but whose whole answer is not (kept-answers.ts): the small chain's cold case, one statement per request
- * (60 µs of API and 13 µs of PostgreSQL CPU per request, bench/RESULTS.md "Tx reads, round 5").
+ * (60 µs of API and 13 µs of PostgreSQL CPU per request; bench finding F-read-batched-reads).
  */
 export function batchedMinedTxVersionReads(sqlOf: () => Sql): MinedTxVersionReader {
   interface Ask {

@@ -204,10 +204,10 @@ function insertPrincipalTxsWithOrdinals(
   // this statement, and a principal's rows are numbered after its count before (the count after, less its
   // rows here). (Joined to the counts as they were, the planner read the whole of principal_stats for each
   // statement, a sequential scan of 10,000 rows and a hash join for ~120 rows, planned on its estimate for
-  // a CTE: 2.4 of a 10 ms statement on the 500-block bench chain, bench/RESULTS.md.) Cut into statements in
-  // that same order, each statement numbers its rows after the counts the previous ones raised: the same
-  // ordinals as one statement would give. (The sort is stable: the same rows give the order `encoded` was
-  // built in.)
+  // a CTE: 2.4 of a 10 ms statement on the 500-block bench chain; bench finding
+  // F-ingest-ordinals-from-upsert.) Cut into statements in that same order, each statement numbers its rows
+  // after the counts the previous ones raised: the same ordinals as one statement would give. (The sort is
+  // stable: the same rows give the order `encoded` was built in.)
   const ordered = inChainOrder(rows);
   return inStatementsOfBoundedSize(sql, ordered, (chunk, statement) =>
     sql

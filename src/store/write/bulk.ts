@@ -37,13 +37,14 @@ export function bulkInsert<Row extends object>(
  *   else needing no database waits for it (pglite-wire.ts gives the event loop a turn between calls).
  *   Measured on PGlite (bench/observer-stall.ts, 39.8 MB block of 30,103 txs): one statement per table,
  *   /health waited up to 51 s. 1,000 rows (1.4 MB of txs) took 270-720 ms a statement on the loaded
- *   2-core machine, 250 rows 90-250 ms; figures in bench/RESULTS.md.
+ *   2-core machine, 250 rows 90-250 ms (bench finding F-pglite-statement-rows).
  * - Only one statement's parameters (the column arrays' text, and postgres.js's copy of it) are held at a
  *   time, instead of the whole block's again beside its rows.
  * On PostgreSQL the statements of a block cost one more round trip each (under a millisecond locally).
  * Sending an insert's statements pipelined instead (4 in flight) was measured no faster (a 9,644-tx block:
- * median 2.0-4.5 s pipelined against 2.0-3.4 s one after another, 6 interleaved rounds; bench/RESULTS.md):
- * the block's inserts into its four tables are sent side by side, so the server has work queued anyway.
+ * median 2.0-4.5 s pipelined against 2.0-3.4 s one after another, 6 interleaved rounds; bench finding
+ * F-ingest-pipelined-inserts): the block's inserts into its four tables are sent side by side, so the server
+ * has work queued anyway.
  */
 const ROWS_PER_STATEMENT = 250;
 
@@ -275,7 +276,7 @@ const statements = new Map<string, string>();
  * function scan first copies every function's whole result into its own tuplestore, then reads each row
  * back from all of them; in the select list each element is passed on as it is read from its array.
  * Measured on a 30-column insert of 200 rows a statement: 21.5-22.0 -> 18.5-19.5 µs of backend CPU per row
- * (4 interleaved rounds); on ingest, bench/RESULTS.md "Ingest, issue 17, round 7". jsonb travels as text and
+ * (4 interleaved rounds); on ingest, bench finding F-ingest-unnest-select-list. jsonb travels as text and
  * is cast here.
  */
 export function unnestSelectList<Row>(columns: ColumnSpec<Row>, first = 1): string {

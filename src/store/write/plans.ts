@@ -13,9 +13,9 @@ import type { TransactionSql } from '../db.js';
 // cannot go wrong (`withOnePlan`): an insert of rows given in arrays (`INSERT ... SELECT unnest($1), ...`,
 // with or without ON CONFLICT, whose conflict probes use the arbiter index whatever the plan) has one
 // possible plan, whatever the sizes, and planning it on every call was most of a message's planning: forcing
-// custom plans on every statement cost the ingest backend 12-15 µs per tx (bench/RESULTS.md, round 7,
-// "Found, not made"; round 8 for what this gives back). A statement that is not marked here is planned
-// per call: a reading statement left unmarked costs planning, never a wrong plan.
+// custom plans on every statement cost the ingest backend 12-15 µs per tx (bench finding
+// F-ingest-plan-cache, with what this gives back). A statement that is not marked here is planned per call: a
+// reading statement left unmarked costs planning, never a wrong plan.
 // (test/store/plan-cache.test.ts reads each statement's plan counts after a replay.)
 
 /** Transactions planning per call (message transactions): only there does `withOnePlan` switch modes. */
