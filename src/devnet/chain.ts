@@ -7,7 +7,7 @@ import { NakamotoTenures } from './tenures.js';
 // The demo-chain generator: a deterministic Stacks event stream, as a stacks-node would post it to an
 // event observer, with really signed transactions. Block by block: the txs users send meanwhile and the
 // mempool messages (mempool-churn.ts; drafted by tx-mix.ts, applied to the ledger in mining order so
-// balances, nonces and events stay consistent: simulation.ts), the burn block (burnchain.ts), and the block
+// balances, nonces and events stay consistent: ledger.ts), the burn block (burnchain.ts), and the block
 // mining the txs waiting longest (mining-queue.ts), with the matured miner rewards (miner-rewards.ts).
 //
 // The schedule is below: the genesis block, epoch 2.x blocks with microblock streams and short forks

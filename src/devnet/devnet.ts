@@ -11,7 +11,7 @@ import { SignerSet } from './nakamoto.js';
 import { Random } from './random.js';
 import { ReportBuilder, type GenerateReport } from './report.js';
 import { SignerPool } from './signer-pool.js';
-import { Ledger } from './simulation.js';
+import { Ledger } from './ledger.js';
 import { TxMix } from './tx-mix.js';
 
 // One simulated network, built from the generator's options: the burnchain, the users' ledger and the txs

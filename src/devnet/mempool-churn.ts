@@ -4,7 +4,7 @@ import type { MessageEmitter } from './emitter.js';
 import type { MempoolModel } from './mempool-model.js';
 import type { MiningQueue } from './mining-queue.js';
 import type { Random } from './random.js';
-import type { Ledger } from './simulation.js';
+import type { Ledger } from './ledger.js';
 import type { TxMix } from './tx-mix.js';
 
 // Between two blocks, users send txs and the node tells the observer about its mempool: half the new txs are

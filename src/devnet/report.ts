@@ -1,6 +1,6 @@
 import type { StacksBlock } from './block-messages.js';
 import { TX_TYPES, type TxDraft } from './drafts.js';
-import type { Ledger } from './simulation.js';
+import type { Ledger } from './ledger.js';
 import { vrfPublicKey } from './vrf.js';
 
 // What `generate` prints once the chain is written: its shape (tip, tenures, forks, microblocks), its counts

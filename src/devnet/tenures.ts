@@ -5,7 +5,7 @@ import type { TxDraft } from './drafts.js';
 import type { Reward } from './miner-rewards.js';
 import { sealNakamotoBlock } from './nakamoto.js';
 import { derivedBytes } from './random.js';
-import type { SealedLater } from './simulation.js';
+import type { SealedLater } from './ledger.js';
 import { TenureChangeCause } from './wire.js';
 
 // Epoch 3.0 (Nakamoto): each burn block elects a miner whose tenure is a few blocks seconds apart. The

@@ -1,6 +1,6 @@
 import type { TxDraft } from './drafts.js';
 import type { Random } from './random.js';
-import type { Ledger } from './simulation.js';
+import type { Ledger } from './ledger.js';
 
 // What users send. Until the token and NFT contracts are deployed and mined, only STX transfers; then every
 // kind in SHOWCASE once, early, so even a short chain shows them all; then a weighted mix (MIX). Each tx is
