@@ -115,7 +115,7 @@ export function epoch2BlockPayload(m: {
   });
 }
 
-/** `/new_block` of a Nakamoto block, as a 3.x node posts it: its time, the miner's and signers' signatures. */
+/** `/new_block` of a Nakamoto block (a 3.x node's): its own time, the miner's and the signers' signatures. */
 export function nakamotoBlockPayload(m: {
   block: StacksBlock;
   parent: StacksBlock;

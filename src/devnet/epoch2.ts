@@ -13,7 +13,7 @@ import { derivedBytes } from './random.js';
 import { sha512_256 } from './signer.js';
 
 // Epoch 2.x: one Stacks block per burn block, each with its miner's coinbase and the txs waiting longest;
-// now and then a microblock stream the next block confirms, and a short fork ("higher wins") at fixed heights.
+// now and then a microblock stream the next block confirms, and short forks ("higher wins") at set heights.
 
 /**
  * How a block fares: `canonical` when it arrives and stays so; `orphaned`, canonical when it arrives and

@@ -2,8 +2,8 @@ import type { TxDraft } from './drafts.js';
 import type { Random } from './random.js';
 import type { Ledger } from './ledger.js';
 
-// What users send. Until the token and NFT contracts are deployed and mined, only STX transfers; then every
-// kind in SHOWCASE once, early, so even a short chain shows them all; then a weighted mix (MIX). Each tx is
+// What users send. Until the token and NFT contracts are deployed and mined, only STX transfers; then each
+// kind of EARLY_KINDS once, so even a short chain shows them all; then a weighted mix (MIX). Each tx is
 // drafted by the ledger, which applies it at once (txs are drafted in the order they are mined).
 
 type UserKind =
@@ -22,7 +22,7 @@ type UserKind =
   | 'deploy';
 
 /** What every chain shows at least once, early on, however short it is. */
-const SHOWCASE: UserKind[] = [
+const EARLY_KINDS: UserKind[] = [
   'stack_stx',
   'sponsored',
   'memo',
@@ -37,7 +37,7 @@ const SHOWCASE: UserKind[] = [
   'nft_burn',
 ];
 
-/** The mix once the showcase is done: a uniform draw below `below` (and above the row before) picks `kind`. */
+/** The mix after the early kinds: a uniform draw below `below` (and above the row before) picks `kind`. */
 const MIX: { below: number; kind: UserKind }[] = [
   { below: 0.45, kind: 'stx' },
   { below: 0.62, kind: 'ft_transfer' },
@@ -52,11 +52,11 @@ const MIX: { below: number; kind: UserKind }[] = [
   { below: 0.909, kind: 'deploy' },
 ];
 
-/** The showcase's stack-stx locks user 1's STX (rich: the genesis gives low indexes the most), not user 0's. */
-const SHOWCASE_STACKER = 1;
+/** The early stack-stx locks user 1's STX (rich: the genesis gives low indexes the most), not user 0's. */
+const EARLY_STACKER = 1;
 
 export class TxMix {
-  private readonly showcase = [...SHOWCASE];
+  private readonly earlyKinds = [...EARLY_KINDS];
   /** the contract deploys whose mining makes the contracts callable */
   private deploys: TxDraft[] = [];
 
@@ -81,19 +81,19 @@ export class TxMix {
   /** A user's next tx (null when the one drawn cannot be made: then nothing is sent). */
   next(burnHeight: number): TxDraft | null {
     let kind: UserKind = 'stx';
-    let fromShowcase = false;
-    if (this.ledger.contractsLive && this.showcase.length > 0) {
-      kind = this.showcase.shift()!;
-      fromShowcase = true;
+    let early = false;
+    if (this.ledger.contractsLive && this.earlyKinds.length > 0) {
+      kind = this.earlyKinds.shift()!;
+      early = true;
     } else if (this.ledger.contractsLive) {
       const r = this.random.float();
       kind = MIX.find((row) => r < row.below)?.kind ?? 'stx';
     }
-    const tx = this.draft(kind, burnHeight, fromShowcase);
+    const tx = this.draft(kind, burnHeight, early);
     return tx ?? this.ledger.stxTransfer(burnHeight);
   }
 
-  private draft(kind: UserKind, burnHeight: number, fromShowcase: boolean): TxDraft | null {
+  private draft(kind: UserKind, burnHeight: number, early: boolean): TxDraft | null {
     const l = this.ledger;
     switch (kind) {
       case 'stx':
@@ -119,7 +119,7 @@ export class TxMix {
       case 'nft_burn':
         return l.nftBurn(burnHeight);
       case 'stack_stx':
-        return l.stackStx(burnHeight, fromShowcase ? SHOWCASE_STACKER : undefined);
+        return l.stackStx(burnHeight, early ? EARLY_STACKER : undefined);
       case 'deploy':
         return l.deploy(this.random.chance(0.5) ? 'ft' : 'nft');
     }
