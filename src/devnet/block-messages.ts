@@ -1,12 +1,6 @@
 import type { BurnBlock } from './burnchain.js';
 import type { TxDraft } from './drafts.js';
-import {
-  sortedKeys,
-  sumCosts,
-  transactionsAndEvents,
-  type MicroblockPlacement,
-  type PlacedTx,
-} from './format.js';
+import { sortedKeys, sumCosts, transactionsAndEvents, type Microblock, type PlacedTx } from './format.js';
 import { preparedCycle, type SealedBlock, type SignerSet } from './nakamoto.js';
 
 // The payloads of `/new_block` and `/new_microblocks`, built when the message is written (their txs signed,
@@ -29,7 +23,7 @@ export interface StacksBlock {
 /** A microblock stream on top of a block, waiting for the next block to confirm it. */
 export interface MicroblockStream {
   placed: PlacedTx[];
-  last: MicroblockPlacement;
+  last: Microblock;
 }
 
 export const ZERO_HASH = '0x' + '00'.repeat(32);

@@ -8,7 +8,7 @@ import {
 import { consensusHash, type BurnBlock } from './burnchain.js';
 import type { Devnet } from './devnet.js';
 import type { TxDraft } from './drafts.js';
-import type { MicroblockPlacement, PlacedTx } from './format.js';
+import type { Microblock, PlacedTx } from './format.js';
 import { derivedBytes } from './random.js';
 import { sha512_256 } from './signer.js';
 
@@ -238,7 +238,7 @@ export class Epoch2Blocks {
     const count = txs.length >= 4 ? 2 : 1;
     const placed: PlacedTx[] = [];
     let parentHash = parent.blockHash;
-    let last: MicroblockPlacement | null = null;
+    let last: Microblock | null = null;
     const perBlock = Math.ceil(txs.length / count);
     for (let seq = 0; seq < count; seq++) {
       const hash = '0x' + derivedBytes(net.seed, `microblock:${parent.height}:${seq}`).toString('hex');

@@ -5,15 +5,17 @@ import { sumExecutionCosts } from '../protocol/payloads.js';
 // node does, whose JSON objects list their keys in alphabetical order (serde_json maps) and whose
 // transactions carry `contract_interface`.
 
-export interface MicroblockPlacement {
+/** A microblock of a stream: its hash, its place in the stream, and the block or microblock it follows. */
+export interface Microblock {
   hash: string;
   sequence: number;
   parentHash: string;
 }
 
+/** A tx as a block or microblock message lists it: anchored (`microblock` null) or in a microblock. */
 export interface PlacedTx {
   tx: TxDraft;
-  microblock: MicroblockPlacement | null;
+  microblock: Microblock | null;
 }
 
 /** The object with its keys in alphabetical order (one level). */
