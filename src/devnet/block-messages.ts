@@ -1,11 +1,12 @@
+import { sumExecutionCosts } from '../protocol/payloads.js';
 import type { BurnBlock } from './burnchain.js';
 import type { TxDraft } from './drafts.js';
-import { sortedKeys, sumCosts, transactionsAndEvents, type Microblock, type PlacedTx } from './format.js';
 import { preparedCycle, type SealedBlock, type SignerSet } from './nakamoto.js';
 
 // The payloads of `/new_block` and `/new_microblocks`, built when the message is written (their txs signed,
-// a Nakamoto block's hashes known): as a 2.x node posts them, or as a 3.x node does (more members, keys in
-// alphabetical order), whose epoch 2.x blocks carry the 3.x members with their epoch 2.x values.
+// a Nakamoto block's hashes known): as a 2.x node posts them, or as a 3.x node does, whose JSON objects list
+// their keys in alphabetical order (serde_json maps), whose transactions carry `contract_interface`, and
+// whose blocks carry more members (epoch 2.x blocks too, with their epoch 2.x values).
 
 export interface StacksBlock {
   height: number;
@@ -20,6 +21,19 @@ export interface StacksBlock {
   tenureHeight: number;
 }
 
+/** A microblock of a stream: its hash, its place in the stream, and the block or microblock it follows. */
+export interface Microblock {
+  hash: string;
+  sequence: number;
+  parentHash: string;
+}
+
+/** A tx as a block or microblock message lists it: anchored (`microblock` null) or in a microblock. */
+export interface PlacedTx {
+  tx: TxDraft;
+  microblock: Microblock | null;
+}
+
 /** A microblock stream on top of a block, waiting for the next block to confirm it. */
 export interface MicroblockStream {
   placed: PlacedTx[];
@@ -27,6 +41,93 @@ export interface MicroblockStream {
 }
 
 export const ZERO_HASH = '0x' + '00'.repeat(32);
+
+/** The object with its keys in alphabetical order (one level). */
+export function sortedKeys<T extends object>(object: T): T {
+  return Object.fromEntries(Object.entries(object).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) as T;
+}
+
+function deepSortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(deepSortedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return sortedKeys(Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deepSortedKeys(v)])));
+}
+
+/**
+ * The `transactions` and `events` arrays of a block or microblock message (`modernNode`: a 3.x node's, keys
+ * sorted, with `vm_error` and `contract_interface`), indexes in list order. In a `/new_microblocks` message
+ * (`perMicroblock`) a node numbers each microblock's txs from 0 (the receipts of one microblock), while event
+ * indexes run on across the message: so do the recorded node messages (mainnet-reorg-scenario2: tx indexes
+ * 0,1,2 | 0 | 0, event indexes 0-5). A block numbers all its txs.
+ */
+function transactionsAndEvents(placed: PlacedTx[], modernNode: boolean, perMicroblock = false) {
+  const transactions: object[] = [];
+  const events: object[] = [];
+  const countInMicroblock = new Map<string, number>();
+  placed.forEach(({ tx, microblock }, positionInMessage) => {
+    let txIndex = positionInMessage;
+    if (perMicroblock && microblock) {
+      txIndex = countInMicroblock.get(microblock.hash) ?? 0;
+      countInMicroblock.set(microblock.hash, txIndex + 1);
+    }
+    if (modernNode) {
+      transactions.push({
+        burnchain_op: null,
+        contract_interface: tx.contractAbi && deepSortedKeys(tx.contractAbi),
+        execution_cost: tx.cost,
+        microblock_hash: microblock?.hash ?? null,
+        microblock_parent_hash: microblock?.parentHash ?? null,
+        microblock_sequence: microblock?.sequence ?? null,
+        raw_result: tx.rawResult,
+        raw_tx: tx.rawTx,
+        status: tx.status,
+        tx_index: txIndex,
+        txid: tx.txid,
+        vm_error: null,
+      });
+      if (tx.status !== 'success') return;
+      for (const event of tx.events) {
+        const body = sortedKeys(event.body);
+        const event_index = events.length;
+        const { txid } = tx;
+        events.push(
+          event.type === 'contract_event'
+            ? { committed: true, contract_event: body, event_index, txid, type: event.type }
+            : { committed: true, event_index, [event.type]: body, txid, type: event.type },
+        );
+      }
+      return;
+    }
+    transactions.push({
+      txid: tx.txid,
+      tx_index: txIndex,
+      raw_tx: tx.rawTx,
+      status: tx.status,
+      raw_result: tx.rawResult,
+      contract_abi: tx.contractAbi,
+      execution_cost: tx.cost,
+      microblock_hash: microblock?.hash ?? null,
+      microblock_sequence: microblock?.sequence ?? null,
+      microblock_parent_hash: microblock?.parentHash ?? null,
+      // no `vm_error`: 2.x nodes do not post it (the recorded 2.0-2.5 nodes' txs lack it; 3.x nodes added it
+      // to TransactionEventPayload), so the 2.x shape leaves it out (test/ingest/payload-shapes.test.ts)
+      burnchain_op: null,
+    });
+    if (tx.status !== 'success') return;
+    for (const event of tx.events) {
+      events.push({
+        txid: tx.txid,
+        type: event.type,
+        committed: true,
+        event_index: events.length,
+        [event.type]: event.body,
+      });
+    }
+  });
+  return { transactions, events };
+}
+
+const sumCosts = (txs: TxDraft[]) => sumExecutionCosts(txs.map((tx) => tx.cost));
 
 /** PoX force-unlock burn heights of pox-1 to pox-3 on mainnet, as a 3.x node announces them. */
 const POX_UNLOCK_HEIGHTS = { v1: 781_552, v2: 787_652, v3: 840_361 };
@@ -100,7 +201,7 @@ export function epoch2BlockPayload(m: {
     anchored_cost: sumCosts(m.anchored),
     confirmed_microblocks_cost: sumCosts(m.confirmed?.placed.map((p) => p.tx) ?? []),
   };
-  if (!m.rewardSet) return { ...payload, ...transactionsAndEvents(placed) };
+  if (!m.rewardSet) return { ...payload, ...transactionsAndEvents(placed, false) };
   return sortedKeys({
     ...payload,
     ...modernBlockMembers(m.block),

@@ -2,13 +2,14 @@ import {
   epoch2BlockPayload,
   microblocksPayload,
   ZERO_HASH,
+  type Microblock,
   type MicroblockStream,
+  type PlacedTx,
   type StacksBlock,
 } from './block-messages.js';
 import { consensusHash, type BurnBlock } from './burnchain.js';
 import type { Devnet } from './devnet.js';
 import type { TxDraft } from './drafts.js';
-import type { Microblock, PlacedTx } from './format.js';
 import { derivedBytes } from './random.js';
 import { sha512_256 } from './signer.js';
 

@@ -1,5 +1,4 @@
-import type { StacksBlock } from './block-messages.js';
-import { sortedKeys } from './format.js';
+import { sortedKeys, type StacksBlock } from './block-messages.js';
 
 // Miner rewards: a tenure's coinbase (a block's, in epoch 2.x) and the fees of the txs it mined are paid
 // MINER_REWARD_MATURITY tenures later, listed in `matured_miner_rewards` of the block that opens that tenure.
