@@ -16,6 +16,7 @@ import { NakamotoTenures } from './tenures.js';
 // `Devnet` (devnet.ts). Messages are planned as blocks are simulated and written once their txs are signed,
 // in chunks on worker threads (emitter.ts); their payloads are built then (block-messages.ts). Memory stays
 // bounded: the ledger is per account, the mining queue about one block deep, and a few chunks in flight.
+// The report `generate` prints is filled in as blocks are planned (report.ts).
 
 export type { GenerateOptions } from './devnet.js';
 export type { GenerateReport } from './report.js';

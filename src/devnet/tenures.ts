@@ -198,6 +198,7 @@ export class NakamotoTenures {
       payload: () => {
         opening?.change.seal(Buffer.from(parent.indexBlockHash.slice(2), 'hex'));
         const sealed = this.seal(block, parent, tenure, txs);
+        // the tip's index block hash is known once it is sealed, here
         if (block.height === net.report.tipHeight) net.report.tipIndexBlockHash = block.indexBlockHash;
         const maturedMinerRewards = net.rewards.json(reward);
         return nakamotoBlockPayload({
