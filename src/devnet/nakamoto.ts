@@ -80,6 +80,15 @@ function signerSignatureHash(header: NakamotoHeader, minerSignature: Buffer): Bu
   return sha512_256(...headerFields(header), minerSignature, header.poxTreatment);
 }
 
+export interface SealedBlock {
+  blockHash: Buffer;
+  indexBlockHash: Buffer;
+  minerSignature: Buffer;
+  /** the signer bitvec as serialized (length-prefixed): one bit per reward slot, set when it is rewarded */
+  poxTreatment: Buffer;
+  signerSignatures: Buffer[];
+}
+
 /**
  * Builds a Nakamoto block's header over its tx ids, has the miner sign it and the signers (but those
  * `absent`) sign its hash: the block hash, the index block hash (that hash with the consensus hash) and the
@@ -90,7 +99,7 @@ export function sealNakamotoBlock(
   minerKey: Uint8Array,
   signers: SignerSet,
   absent: (signerIndex: number) => boolean,
-) {
+): SealedBlock {
   const { txids, ...rest } = fields;
   // every reward slot rewarded (no PoX address punished)
   const poxTreatment = bitvec(signers.rewardedAddresses.map(() => true));

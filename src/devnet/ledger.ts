@@ -48,15 +48,15 @@ import {
   type TenureChange,
 } from './wire.js';
 
+// The ledger the generator keeps so that every transaction it emits is one the chain would accept and
+// every event is what the contracts would emit: STX balances (with locks), nonces, token balances and NFT
+// owners. Transactions are drafted in the order they will be mined, and their effects applied at once.
+
 /** A draft whose bytes are encoded and signed later, by `seal`. */
 export interface SealedLater {
   draft: TxDraft;
   seal: (previousTenureEnd: Buffer) => void;
 }
-
-// The ledger the generator keeps so that every transaction it emits is one the chain would accept and
-// every event is what the contracts would emit: STX balances (with locks), nonces, token balances and NFT
-// owners. Transactions are drafted in the order they will be mined, and their effects applied at once.
 
 const OK_TRUE = cvHex(okCV(trueCV));
 const ERR_U1 = cvHex(errCV(uintCV(1)));
@@ -83,6 +83,49 @@ function cost(runtime: number, reads: number, writes: number, random: Random): E
     write_count: Math.round(writes * jitter()),
     write_length: Math.round(writes * 90 * jitter()),
   };
+}
+
+/**
+ * The print event the node synthesises for a successful pox-4 `stack-stx` (stacks-core
+ * pox-locking/src/events.rs): evaluated after the fee is paid but before the lock is applied, so `balance` is
+ * the unlocked balance then and `locked` / `burnchain-unlock-height` the stacker's lock before this one (none:
+ * stack-stx is only drafted once an earlier lock has ended); `stacker` is the bare principal, and `data` holds
+ * the call's arguments and the cycles they span, nothing else.
+ */
+function stackStxPrint(call: {
+  balance: bigint;
+  stacker: CV;
+  poxAddr: CV;
+  signerKey: CV;
+  amount: bigint;
+  maxAmount: bigint;
+  period: number;
+  authId: bigint;
+  burnHeight: number;
+  unlock: number;
+}): CV {
+  return okCV(
+    tupleCV({
+      balance: uintCV(call.balance),
+      'burnchain-unlock-height': uintCV(0),
+      data: tupleCV({
+        'auth-id': uintCV(call.authId),
+        'end-cycle-id': someCV(uintCV(poxRewardCycle(call.unlock))),
+        'lock-amount': uintCV(call.amount),
+        'lock-period': uintCV(call.period),
+        'max-amount': uintCV(call.maxAmount),
+        'pox-addr': call.poxAddr,
+        'signer-key': call.signerKey,
+        'signer-sig': noneCV,
+        'start-burn-height': uintCV(call.burnHeight),
+        'start-cycle-id': uintCV(poxStartCycle(call.burnHeight)),
+        'unlock-burn-height': uintCV(call.unlock),
+      }),
+      locked: uintCV(0),
+      name: stringAsciiCV('stack-stx'),
+      stacker: call.stacker,
+    }),
+  );
 }
 
 export class Ledger {
@@ -733,33 +776,18 @@ export class Ledger {
           'unlock-burn-height': uintCV(unlock),
         }),
       );
-      // The print event the node synthesises for a successful pox-4 call (stacks-core
-      // pox-locking/src/events.rs): evaluated after the fee is paid but before the lock is applied, so
-      // `balance` is the unlocked balance then and `locked` / `burnchain-unlock-height` the stacker's lock
-      // before this one (none: stack-stx is only drafted once an earlier lock has ended); `stacker` is the
-      // bare principal, and `data` holds the call's arguments and the cycles they span, nothing else.
-      const print = okCV(
-        tupleCV({
-          balance: uintCV(this.stx[from] - BigInt(fee)),
-          'burnchain-unlock-height': uintCV(0),
-          data: tupleCV({
-            'auth-id': uintCV(authId),
-            'end-cycle-id': someCV(uintCV(poxRewardCycle(unlock))),
-            'lock-amount': uintCV(amount),
-            'lock-period': uintCV(period),
-            'max-amount': uintCV(maxAmount),
-            'pox-addr': poxAddr,
-            'signer-key': signerKey,
-            'signer-sig': noneCV,
-            'start-burn-height': uintCV(burnHeight),
-            'start-cycle-id': uintCV(poxStartCycle(burnHeight)),
-            'unlock-burn-height': uintCV(unlock),
-          }),
-          locked: uintCV(0),
-          name: stringAsciiCV('stack-stx'),
-          stacker: user.principal,
-        }),
-      );
+      const print = stackStxPrint({
+        balance: this.stx[from] - BigInt(fee),
+        stacker: user.principal,
+        poxAddr,
+        signerKey,
+        amount,
+        maxAmount,
+        period,
+        authId,
+        burnHeight,
+        unlock,
+      });
       return this.signed(
         'stack_stx',
         from,
