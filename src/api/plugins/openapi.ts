@@ -116,12 +116,13 @@ function hoistTitledSchemas(doc: Json) {
 /**
  * The parameters as /doc shows them: a parameter's `x-doc-schema` (schemas/params.ts) replaces its
  * validation schema there, keeping its description and examples; the `x-check` keyword (a check Ajv runs)
- * is left out.
+ * is left out. A parameter with a default is optional to a client: the route's schema lists it as
+ * required because validation fills it in, so the handler always has it.
  */
 function documentedParameters(schema: FastifySchema): FastifySchema {
   const out: Json = { ...schema };
   for (const part of ['params', 'querystring'] as const) {
-    const object = out[part] as { properties?: Record<string, Json> } | undefined;
+    const object = out[part] as { properties?: Record<string, Json>; required?: string[] } | undefined;
     if (!object?.properties) continue;
     const properties: Record<string, Json> = {};
     for (const [name, property] of Object.entries(object.properties)) {
@@ -132,7 +133,8 @@ function documentedParameters(schema: FastifySchema): FastifySchema {
           : property,
       ) as Json;
     }
-    out[part] = { ...object, properties };
+    const required = object.required?.filter((name) => properties[name]?.default === undefined);
+    out[part] = { ...object, properties, required };
   }
   return out as FastifySchema;
 }
