@@ -19,6 +19,7 @@ import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerStrictNumbers } from './plugins/strict-numbers.js';
 import { registerRoutes } from './routes/index.js';
 import { statusRoutes } from './routes/status.js';
+import { registerUnservedRoutes } from './routes/unserved.js';
 import { registerParamChecks } from './schemas/params.js';
 
 export interface ApiServerOptions {
@@ -76,6 +77,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     apiVersion: options.apiVersion,
     migrations: await listMigrations(),
   });
+  registerUnservedRoutes(app);
   // Ingest in another process announces chain changes: the cached chain state (ETags, tip) is dropped then.
   // (A streaming replica does not replay NOTIFY: there the cached state expires by age.)
   // Not awaited: the API starts (and answers 503) while the database is unreachable.
