@@ -74,6 +74,21 @@ describe('README', () => {
     );
   });
 
+  test('names no count of tests (the runner prints it; a number written here goes stale)', () => {
+    assert.doesNotMatch(readme, /\b\d[\d,]* tests\b/);
+  });
+
+  test('points at nothing a user of the repository lacks: no design notes, no contract sections', () => {
+    for (const text of [
+      readme,
+      ...['architecture.md', 'deploy.md', 'openapi.yaml'].map((doc) =>
+        readFileSync(new URL(`../../docs/${doc}`, import.meta.url), 'utf8'),
+      ),
+    ]) {
+      assert.doesNotMatch(text, /DESIGN\.md|NOTES-|\bcontract \d|of the contract|the contract's/);
+    }
+  });
+
   test('the exempt routes are the ones EXEMPT_ROUTE_PATHS lists', () => {
     const line = /Exempt from keys and limits: ([^(]*)\(/.exec(readme.replace(/\n +/g, ' '));
     assert.ok(line);

@@ -115,8 +115,8 @@ function hoistTitledSchemas(doc: Json) {
 
 /**
  * The parameters as /doc shows them: a parameter's `x-doc-schema` (schemas/params.ts) replaces its
- * validation schema there, keeping its description and examples; the `x-check` keyword (a check Ajv runs)
- * is left out. A parameter with a default is optional to a client: the route's schema lists it as
+ * validation schema there, keeping its description and examples; the server's keywords (`x-check`,
+ * `x-expects`) are left out. A parameter with a default is optional to a client: the route's schema lists it as
  * required because validation fills it in, so the handler always has it.
  */
 function documentedParameters(schema: FastifySchema): FastifySchema {
@@ -139,13 +139,16 @@ function documentedParameters(schema: FastifySchema): FastifySchema {
   return out as FastifySchema;
 }
 
-/** A copy of a parameter schema without the `x-check` keywords (at any depth). */
+/** The keywords of ours that only the server reads (schemas/params.ts). */
+const SERVER_KEYWORDS = new Set(['x-check', 'x-doc-schema', 'x-expects']);
+
+/** A copy of a parameter schema without the server's own keywords (at any depth). */
 function withoutChecks(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutChecks);
   if (!node || typeof node !== 'object') return node;
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) {
-    if (key !== 'x-check' && key !== 'x-doc-schema') out[key] = withoutChecks(value);
+    if (!SERVER_KEYWORDS.has(key)) out[key] = withoutChecks(value);
   }
   return out;
 }
