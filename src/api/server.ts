@@ -19,6 +19,8 @@ import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerStrictNumbers } from './plugins/strict-numbers.js';
 import { registerRoutes } from './routes/index.js';
 import { statusRoutes } from './routes/status.js';
+import { registerUnservedRoutes } from './routes/unserved.js';
+import { formatSchemaErrors, type ValidationFailure } from './schemas/parameter-errors.js';
 import { registerParamChecks } from './schemas/params.js';
 
 export interface ApiServerOptions {
@@ -41,7 +43,7 @@ export interface ApiServerOptions {
 
 const MAX_PARAM_LENGTH = 1000;
 
-/** The public read API (the ten endpoints of the contract and the service routes). */
+/** The public read API (ten endpoints of the original API, and the service routes). */
 export async function buildApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: options.logger.child({ door: 'api' }) as FastifyBaseLogger,
@@ -50,10 +52,12 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH, conventionalHeaders(options.apiVersion)),
     // Upstream's validation stack: coerce query strings, fill defaults, drop unknown query keys; and the
     // parameter checks a pattern cannot express (schemas/params.ts).
+    // `verbose`: Ajv's errors carry the schema and the value, which the messages say in words.
     ajv: {
-      customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true },
+      customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true, verbose: true },
       plugins: [registerParamChecks],
     },
+    schemaErrorFormatter: (errors, part) => formatSchemaErrors(errors as ValidationFailure[], part),
     trustProxy: trustProxySetting(options.accessControl),
   }).withTypeProvider<TypeBoxTypeProvider>();
   registerErrorHandling(app);
@@ -76,6 +80,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     apiVersion: options.apiVersion,
     migrations: await listMigrations(),
   });
+  registerUnservedRoutes(app);
   // Ingest in another process announces chain changes: the cached chain state (ETags, tip) is dropped then.
   // (A streaming replica does not replay NOTIFY: there the cached state expires by age.)
   // Not awaited: the API starts (and answers 503) while the database is unreachable.

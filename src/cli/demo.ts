@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { IN_PROCESS_CLIENT } from '../api/plugins/access-control.js';
 import type { Config } from '../config.js';
 import {
   defaultNakamotoHeight,
@@ -76,7 +77,10 @@ export async function seedDemoChain(
   return report;
 }
 
-/** Paths worth trying on this database, kept only if the running API answers them with 200. */
+/**
+ * Paths worth trying on this database, kept only if the running API answers them with 200. Asked as the
+ * process itself: outside access control, so checking them spends nothing of anyone's rate limit.
+ */
 export async function urlsToTry(
   api: FastifyInstance,
   store: Store,
@@ -127,12 +131,13 @@ export async function urlsToTry(
   for (const { what, path } of candidates) {
     if (!path) continue;
     let url = path;
-    let response = await api.inject({ method: 'GET', url });
+    const ask = (at: string) => api.inject({ method: 'GET', url: at, remoteAddress: IN_PROCESS_CLIENT });
+    let response = await ask(url);
     // a docs page may redirect once (e.g. to its index): print where it lands
     const location = response.headers.location;
     if (response.statusCode >= 300 && response.statusCode < 400 && typeof location === 'string') {
       url = new URL(location, `http://localhost${path}`).pathname;
-      response = await api.inject({ method: 'GET', url });
+      response = await ask(url);
     }
     if (response.statusCode === 200) urls.push({ what, path: url });
   }
@@ -141,7 +146,8 @@ export async function urlsToTry(
 
 /**
  * What the service's rate limits mean for someone trying the API from this machine, and how to change
- * them (the demo is throttled like production: /doc and the typed client count too).
+ * them (the demo is throttled like production: the docs page is free, the requests its "Try it out"
+ * sends are not).
  */
 export function rateLimitNote(
   config: Pick<
@@ -155,7 +161,7 @@ export function rateLimitNote(
     : `${config.RATE_LIMIT_ANON_PER_MIN} requests a minute per client IP without an API key (RATE_LIMIT_ANON_PER_MIN)`;
   return (
     `Rate limits: ${anonymous}, ${config.RATE_LIMIT_KEY_PER_MIN} with one (RATE_LIMIT_KEY_PER_MIN); ` +
-    'over the limit, 429 (/doc and its "Try it out" count too).\n' +
+    'over the limit, 429 (/doc itself is free; its "Try it out" requests count).\n' +
     'For local use: RATE_LIMIT_ENABLED=false npm start, or raise RATE_LIMIT_ANON_PER_MIN.'
   );
 }

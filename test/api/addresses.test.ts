@@ -496,7 +496,7 @@ for (const engine of testEngines(import.meta.url)) {
           [
             `/extended/v1/address/${badChecksum}/balances`,
             400,
-            /^params\/principal must be a Stacks address or contract id: ".*" is not a c32check/,
+            /^path parameter principal must be a Stacks address or contract id: ".*" is not a c32check/,
           ],
           [
             `/extended/v1/address/${ALICE}.1bad/balances`,
@@ -512,37 +512,37 @@ for (const engine of testEngines(import.meta.url)) {
           [
             `/extended/v1/address/not-a-principal/balances`,
             400,
-            /params\/principal must match a schema in anyOf/,
+            /^path parameter principal must be a Stacks address \(28 to 41 digits and capital letters but I, L, O, U, e\.g\. S\w+\) or a contract id \(<address>\.<contract name>\); got "not-a-principal"$/,
           ],
           [
             `/extended/v1/address/${ALICE}/transactions_with_transfers?limit=51`,
             400,
-            /^querystring\/limit must be <= 50$/,
+            /^query parameter limit must be 50 or less; got 51$/,
           ],
           [
             `/extended/v1/address/${ALICE}/transactions_with_transfers?limit=-1`,
             400,
-            /^querystring\/limit must be >= 0$/,
+            /^query parameter limit must be 0 or more; got -1$/,
           ],
           [
             `/extended/v1/address/${ALICE}/transactions_with_transfers?limit=abc`,
             400,
-            /^querystring\/limit must be integer$/,
+            /^query parameter limit must be a whole number; got "abc"$/,
           ],
           [
             `/extended/v1/address/${ALICE}/transactions_with_transfers?offset=-1`,
             400,
-            /^querystring\/offset must be >= 0$/,
+            /^query parameter offset must be 0 or more; got -1$/,
           ],
           [
             `/extended/v1/address/${ALICE}/transactions_with_transfers?height=1.5`,
             400,
-            /^querystring\/height must be integer$/,
+            /^query parameter height must be a whole number; got "1\.5"$/,
           ],
           [
             `/extended/v1/address/${ALICE}/balances?unanchored=1`,
             400,
-            /^querystring\/unanchored must be boolean$/,
+            /^query parameter unanchored must be true or false; got "1"$/,
           ],
           [
             `/extended/v1/address/${ALICE}/transactions_with_transfers?height=1&until_block=1`,
@@ -552,12 +552,12 @@ for (const engine of testEngines(import.meta.url)) {
           [
             `/extended/v1/address/${ALICE}/${'0x' + 'ab'.repeat(31)}/with_transfers`,
             400,
-            /^params\/tx_id must match pattern "\^\(0x\)\?\[a-fA-F0-9\]\{64\}\$"$/,
+            /^path parameter tx_id must be a transaction id \(64 hex digits, 0x optional\); got "0x(ab){31}"$/,
           ],
           [
             `/extended/v1/address/${ALICE}/not-hex/with_transfers`,
             400,
-            /^params\/tx_id must match pattern "\^\(0x\)\?\[a-fA-F0-9\]\{64\}\$"$/,
+            /^path parameter tx_id must be a transaction id \(64 hex digits, 0x optional\); got "not-hex"$/,
           ],
           [
             `/extended/v1/address/${ALICE}/balances?until_block=0x${'cd'.repeat(32)}`,
@@ -570,7 +570,7 @@ for (const engine of testEngines(import.meta.url)) {
             cases.push([
               `/extended/v1/address/${ALICE}/${route}?until_block=${encodeURIComponent(value)}`,
               400,
-              /^querystring\/until_block must be a block height \(a whole number >= 0\) or a block hash or index block hash/,
+              /^query parameter until_block must be a block height \(a whole number, 0 or more\) or a block hash or index block hash/,
             ]);
           }
         }
@@ -592,7 +592,10 @@ for (const engine of testEngines(import.meta.url)) {
           `/extended/v1/address/${ALICE}/transactions_with_transfers?offset=1${'0'.repeat(20)}`,
         );
         assert.equal(tooFar.status, 400);
-        assert.equal(tooFar.body.message, `querystring/offset must be <= ${Number.MAX_SAFE_INTEGER}`);
+        assert.equal(
+          tooFar.body.message,
+          `query parameter offset must be ${Number.MAX_SAFE_INTEGER} or less; got 100000000000000000000`,
+        );
         const atZero = (await get(`/extended/v1/address/${ALICE}/transactions_with_transfers?until_block=0`))
           .body;
         assert.equal(atZero.total, 0);

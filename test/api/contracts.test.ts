@@ -126,19 +126,19 @@ for (const engine of testEngines(import.meta.url)) {
       assert.deepEqual(res.body[ids.unknown], { found: false });
     });
 
-    test('malformed ids: 400 (upstream’s schema message where it has one)', async () => {
+    test('malformed ids: 400 saying what a contract id is', async () => {
       const bad = await get(app, `${STATUS}?contract_id=bad`);
       assert.equal(bad.status, 400);
-      const pattern = '"^[0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,39}$"';
+      const contractIds = `one or more contract ids (<stacks address>.<contract name>, e.g. ${DEMO.contractId})`;
       assert.deepEqual(bad.body, {
         statusCode: 400,
         code: 'FST_ERR_VALIDATION',
         error: 'Bad Request',
-        message: `querystring/contract_id/0 must match pattern ${pattern}, querystring/contract_id must match pattern ${pattern}, querystring/contract_id must match a schema in anyOf`,
+        message: `query parameter contract_id must be ${contractIds}; got "bad"`,
       });
       const missing = await get(app, STATUS);
       assert.equal(missing.status, 400);
-      assert.equal(missing.body.message, "querystring must have required property 'contract_id'");
+      assert.equal(missing.body.message, `query parameter contract_id is required: ${contractIds}`);
 
       // commas do not separate ids: the whole value is one (invalid) id
       const commas = await get(app, `${STATUS}?contract_id=${ids.success},${ids.failed}`);
@@ -165,7 +165,7 @@ for (const engine of testEngines(import.meta.url)) {
       assert.equal(over.status, 400);
       assert.equal(
         over.body.message,
-        'querystring/contract_id must name at most 50 distinct contract ids, got 51',
+        'query parameter contract_id must name at most 50 distinct contract ids; got 51',
       );
       const fifty = await get(app, query(...many.slice(0, 50), ...many.slice(0, 50)));
       assert.equal(fifty.status, 200);
@@ -246,7 +246,7 @@ for (const engine of testEngines(import.meta.url)) {
       assert.deepEqual(withTag.body, plain.body);
       assert.equal(
         plain.body.message,
-        `querystring/contract_id must be contract ids: "${badChecksum}" is not a contract id (expected <stacks address>.<contract name>, e.g. ${DEMO.contractId})`,
+        `query parameter contract_id must be contract ids: "${badChecksum}" is not a contract id (expected <stacks address>.<contract name>, e.g. ${DEMO.contractId})`,
       );
     });
 

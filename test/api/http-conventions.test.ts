@@ -240,21 +240,15 @@ for (const engine of testEngines(import.meta.url)) {
       await withApi(engine, async (api) => {
         const { block } = await smallChain(api);
         const hex = block.index_block_hash.slice(2);
-        const anyOf =
-          'params/height_or_hash must be equal to constant, params/height_or_hash must match pattern ' +
-          '"^(0x)?[a-fA-F0-9]{64}$", params/height_or_hash must be integer, params/height_or_hash must match a schema in anyOf';
+        // one message for every form it refuses, the value quoted back
         const disguised = (value: string) =>
-          'params/height_or_hash must be a decimal block height, a 0x-prefixed 64-hex block hash or index block hash, ' +
-          `or "latest"; got "${value}"`;
+          'path parameter height_or_hash must be a block height (a whole number, 0 or more, in decimal), ' +
+          `a block hash or index block hash (64 hex digits, 0x optional), or "latest"; got "${value}"`;
         const cases: [string, number, string][] = [
-          ['/extended/v2/blocks/not-a-block', 400, anyOf],
-          ['/extended/v2/blocks/1.5', 400, anyOf],
-          ['/extended/v2/blocks/LATEST', 400, anyOf],
-          [
-            '/extended/v2/blocks/-1',
-            400,
-            'params/height_or_hash must be a block height, an integer >= 0, got -1',
-          ],
+          ['/extended/v2/blocks/not-a-block', 400, disguised('not-a-block')],
+          ['/extended/v2/blocks/1.5', 400, disguised('1.5')],
+          ['/extended/v2/blocks/LATEST', 400, disguised('LATEST')],
+          ['/extended/v2/blocks/-1', 400, disguised('-1')],
           ['/extended/v2/blocks/99999999999999999999', 404, 'Block not found'],
           ['/extended/v2/blocks/2147483648', 404, 'Block not found'],
           ['/extended/v2/blocks/1000', 404, 'Block not found'],
@@ -271,18 +265,30 @@ for (const engine of testEngines(import.meta.url)) {
             414,
             'a path parameter is longer than 1000 characters',
           ],
-          ['/extended/v1/block/by_burn_block_height/abc', 400, 'params/burn_block_height must be integer'],
-          ['/extended/v1/block/by_burn_block_height/1.5', 400, 'params/burn_block_height must be integer'],
-          ['/extended/v1/block/by_burn_block_height/-1', 400, 'params/burn_block_height must be >= 0'],
+          [
+            '/extended/v1/block/by_burn_block_height/abc',
+            400,
+            'path parameter burn_block_height must be a whole number; got "abc"',
+          ],
+          [
+            '/extended/v1/block/by_burn_block_height/1.5',
+            400,
+            'path parameter burn_block_height must be a whole number; got "1.5"',
+          ],
+          [
+            '/extended/v1/block/by_burn_block_height/-1',
+            400,
+            'path parameter burn_block_height must be 0 or more; got -1',
+          ],
           [
             '/extended/v1/block/by_burn_block_height/0x65',
             400,
-            'params/burn_block_height must be a decimal integer, got "0x65"',
+            'path parameter burn_block_height must be a whole number written in decimal digits; got "0x65"',
           ],
           [
             '/extended/v1/block/by_burn_block_height/1e2',
             400,
-            'params/burn_block_height must be a decimal integer, got "1e2"',
+            'path parameter burn_block_height must be a whole number written in decimal digits; got "1e2"',
           ],
           [
             '/extended/v1/block/by_burn_block_height/99999999999999999999',

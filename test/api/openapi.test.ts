@@ -102,6 +102,26 @@ describe('OpenAPI document', () => {
     }
   });
 
+  test('a query parameter with a default is optional; required ones are those a request must send', () => {
+    const required: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths as Json)) {
+      for (const parameter of (item.get?.parameters ?? []) as Json[]) {
+        if (parameter.in !== 'query') continue;
+        const where = `${path} ?${parameter.name}`;
+        if (parameter.schema.default !== undefined) assert.notEqual(parameter.required, true, where);
+        if (parameter.required) required.push(where);
+      }
+    }
+    assert.deepEqual(required.sort(), [
+      '/extended/v1/tx/multiple ?tx_id',
+      '/extended/v2/smart-contracts/status ?contract_id',
+    ]);
+    const [limit] = doc.paths[
+      '/extended/v1/address/{principal}/transactions_with_transfers'
+    ].get.parameters.filter((p: Json) => p.name === 'limit');
+    assert.deepEqual([limit.required, limit.schema.default], [false, 20]);
+  });
+
   test('error answers share one ErrorResponse component', () => {
     assert.deepEqual(doc.components.schemas.ErrorResponse.required, ['statusCode', 'error', 'message']);
     const block = doc.paths['/extended/v2/blocks/{height_or_hash}'].get;

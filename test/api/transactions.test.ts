@@ -341,37 +341,67 @@ for (const engine of testEngines(import.meta.url)) {
         const { tx } = mined;
         await chain.block({ txs: [mined] });
         const hex = tx.txid.slice(2);
-        const pattern = 'params/tx_id must match pattern "^(0x)?[a-fA-F0-9]{64}$"';
+        const notTxId = (got: string) =>
+          `path parameter tx_id must be a transaction id (64 hex digits, 0x optional); got "${got}"`;
         const cases: [string, number, string][] = [
-          ['/extended/v1/tx/0x1234', 400, pattern],
-          ['/extended/v1/tx/not-a-tx-id', 400, pattern],
-          [`/extended/v1/tx/0X${hex}`, 400, pattern],
-          [`/extended/v1/tx/0x${hex}0`, 400, pattern],
-          [`/extended/v1/tx/0x${hex.slice(1)}`, 400, pattern],
-          [`/extended/v1/tx/0x${'zz'.repeat(32)}`, 400, pattern],
-          [`/extended/v1/tx/0x${'a'.repeat(900)}`, 400, pattern],
+          ['/extended/v1/tx/0x1234', 400, notTxId('0x1234')],
+          ['/extended/v1/tx/not-a-tx-id', 400, notTxId('not-a-tx-id')],
+          [`/extended/v1/tx/0X${hex}`, 400, notTxId(`0X${hex}`)],
+          [`/extended/v1/tx/0x${hex}0`, 400, notTxId(`0x${hex}0`)],
+          [`/extended/v1/tx/0x${hex.slice(1)}`, 400, notTxId(`0x${hex.slice(1)}`)],
+          [`/extended/v1/tx/0x${'zz'.repeat(32)}`, 400, notTxId(`0x${'zz'.repeat(32)}`)],
+          // a long value is quoted cut, at 80 characters
+          [`/extended/v1/tx/0x${'a'.repeat(900)}`, 400, notTxId(`0x${'a'.repeat(78)}…`)],
           [`/extended/v1/tx/0x${'a'.repeat(2000)}`, 414, 'a path parameter is longer than 1000 characters'],
-          [`/extended/v1/tx/${tx.txid}?event_limit=101`, 400, 'querystring/event_limit must be <= 100'],
-          [`/extended/v1/tx/${tx.txid}?event_limit=-1`, 400, 'querystring/event_limit must be >= 0'],
-          [`/extended/v1/tx/${tx.txid}?event_limit=abc`, 400, 'querystring/event_limit must be integer'],
-          [`/extended/v1/tx/${tx.txid}?event_limit=1.5`, 400, 'querystring/event_limit must be integer'],
+          [
+            `/extended/v1/tx/${tx.txid}?event_limit=101`,
+            400,
+            'query parameter event_limit must be 100 or less; got 101',
+          ],
+          [
+            `/extended/v1/tx/${tx.txid}?event_limit=-1`,
+            400,
+            'query parameter event_limit must be 0 or more; got -1',
+          ],
+          [
+            `/extended/v1/tx/${tx.txid}?event_limit=abc`,
+            400,
+            'query parameter event_limit must be a whole number; got "abc"',
+          ],
+          [
+            `/extended/v1/tx/${tx.txid}?event_limit=1.5`,
+            400,
+            'query parameter event_limit must be a whole number; got "1.5"',
+          ],
           [
             `/extended/v1/tx/${tx.txid}?event_limit=0x10`,
             400,
-            'querystring/event_limit must be a decimal integer, got "0x10"',
+            'query parameter event_limit must be a whole number written in decimal digits; got "0x10"',
           ],
-          [`/extended/v1/tx/${tx.txid}?event_offset=-1`, 400, 'querystring/event_offset must be >= 0'],
+          [
+            `/extended/v1/tx/${tx.txid}?event_offset=-1`,
+            400,
+            'query parameter event_offset must be 0 or more; got -1',
+          ],
           [
             `/extended/v1/tx/${tx.txid}?event_offset=99999999999999999999`,
             400,
-            'querystring/event_offset must be <= 2147483647',
+            'query parameter event_offset must be 2147483647 or less; got 100000000000000000000',
           ],
-          [`/extended/v1/tx/${tx.txid}?unanchored=yes`, 400, 'querystring/unanchored must be boolean'],
-          [`/extended/v1/tx/${tx.txid}?unanchored=1`, 400, 'querystring/unanchored must be boolean'],
+          [
+            `/extended/v1/tx/${tx.txid}?unanchored=yes`,
+            400,
+            'query parameter unanchored must be true or false; got "yes"',
+          ],
+          [
+            `/extended/v1/tx/${tx.txid}?unanchored=1`,
+            400,
+            'query parameter unanchored must be true or false; got "1"',
+          ],
           [
             `/extended/v1/tx/${tx.txid}?exclude_function_args=maybe`,
             400,
-            'querystring/exclude_function_args must be boolean',
+            'query parameter exclude_function_args must be true or false; got "maybe"',
           ],
         ];
         for (const [url, status, message] of cases) {
@@ -451,32 +481,38 @@ for (const engine of testEngines(import.meta.url)) {
         });
 
         const hex = tx.txid.slice(2);
-        const pattern = (i: number) => `querystring/tx_id/${i} must match pattern "^(0x)?[a-fA-F0-9]{64}$"`;
+        const notTxId = (got: string) =>
+          `query parameter tx_id must be a transaction id (0x and 64 hex digits); got "${got}"`;
+        const missing =
+          'query parameter tx_id is required: one or more transaction ids (0x and 64 hex digits each): repeat the key, or separate them by commas';
         const tooMany = Array.from({ length: MAX_MULTIPLE_TX_IDS + 1 }, () => `tx_id=${tx.txid}`).join('&');
         const cases: [string, string][] = [
-          ['/extended/v1/tx/multiple', "querystring must have required property 'tx_id'"],
-          ['/extended/v1/tx/multiple?event_limit=1', "querystring must have required property 'tx_id'"],
-          ['/extended/v1/tx/multiple?tx_id=bad', pattern(0)],
-          ['/extended/v1/tx/multiple?tx_id=', pattern(0)],
-          [`/extended/v1/tx/multiple?tx_id=${tx.txid},`, pattern(1)],
-          [`/extended/v1/tx/multiple?tx_id=0X${hex}`, pattern(0)],
-          [`/extended/v1/tx/multiple?tx_id=${tx.txid}&tx_id=0x${hex.slice(1)}`, pattern(1)],
-          [`/extended/v1/tx/multiple?tx_id=${hex}`, `querystring/tx_id/0 must start with "0x", got "${hex}"`],
+          ['/extended/v1/tx/multiple', missing],
+          ['/extended/v1/tx/multiple?event_limit=1', missing],
+          ['/extended/v1/tx/multiple?tx_id=bad', notTxId('bad')],
+          ['/extended/v1/tx/multiple?tx_id=', notTxId('')],
+          [`/extended/v1/tx/multiple?tx_id=${tx.txid},`, notTxId('')],
+          [`/extended/v1/tx/multiple?tx_id=0X${hex}`, notTxId(`0X${hex}`)],
+          [`/extended/v1/tx/multiple?tx_id=${tx.txid}&tx_id=0x${hex.slice(1)}`, notTxId(`0x${hex.slice(1)}`)],
+          [
+            `/extended/v1/tx/multiple?tx_id=${hex}`,
+            `query parameter tx_id must start with "0x"; got "${hex}"`,
+          ],
           [
             `/extended/v1/tx/multiple?${tooMany}`,
-            `querystring/tx_id must NOT have more than ${MAX_MULTIPLE_TX_IDS} items`,
+            `query parameter tx_id must be given at most ${MAX_MULTIPLE_TX_IDS} values; got ${MAX_MULTIPLE_TX_IDS + 1}`,
           ],
           [
             `/extended/v1/tx/multiple?tx_id=${tx.txid}&event_limit=101`,
-            'querystring/event_limit must be <= 100',
+            'query parameter event_limit must be 100 or less; got 101',
           ],
           [
             `/extended/v1/tx/multiple?tx_id=${tx.txid}&event_offset=-1`,
-            'querystring/event_offset must be >= 0',
+            'query parameter event_offset must be 0 or more; got -1',
           ],
           [
             `/extended/v1/tx/multiple?tx_id=${tx.txid}&unanchored=yes`,
-            'querystring/unanchored must be boolean',
+            'query parameter unanchored must be true or false; got "yes"',
           ],
         ];
         for (const [url, message] of cases) {

@@ -66,6 +66,27 @@ describe('README', () => {
     assert.match(text, new RegExp(`${RATE_LIMIT_ANON_PER_MIN} requests a minute per client IP`));
     assert.ok(text.includes('RATE_LIMIT_ENABLED=false npm start'));
     assert.ok(text.includes('RATE_LIMIT_ANON_PER_MIN='));
+    // what it says of the docs page is what access control does
+    assert.ok(EXEMPT_ROUTE_PATHS.includes('/doc'));
+    assert.match(
+      text.replace(/\n/g, ' '),
+      /The docs page itself is free; the requests its "Try it out" sends count/,
+    );
+  });
+
+  test('names no count of tests (the runner prints it; a number written here goes stale)', () => {
+    assert.doesNotMatch(readme, /\b\d[\d,]* tests\b/);
+  });
+
+  test('points at nothing a user of the repository lacks: no design notes, no contract sections', () => {
+    for (const text of [
+      readme,
+      ...['architecture.md', 'deploy.md', 'openapi.yaml'].map((doc) =>
+        readFileSync(new URL(`../../docs/${doc}`, import.meta.url), 'utf8'),
+      ),
+    ]) {
+      assert.doesNotMatch(text, /DESIGN\.md|NOTES-|\bcontract \d|of the contract|the contract's/);
+    }
   });
 
   test('the exempt routes are the ones EXEMPT_ROUTE_PATHS lists', () => {
@@ -86,7 +107,7 @@ describe('npm start banner', () => {
       '\nStacks read API on http://localhost:3999 — try:\n' +
         '  latest block  http://localhost:3999/extended/v2/blocks/latest\n\n' +
         'Rate limits: 50 requests a minute per client IP without an API key (RATE_LIMIT_ANON_PER_MIN), ' +
-        '500 with one (RATE_LIMIT_KEY_PER_MIN); over the limit, 429 (/doc and its "Try it out" count too).\n' +
+        '500 with one (RATE_LIMIT_KEY_PER_MIN); over the limit, 429 (/doc itself is free; its "Try it out" requests count).\n' +
         'For local use: RATE_LIMIT_ENABLED=false npm start, or raise RATE_LIMIT_ANON_PER_MIN.\n\n',
     );
   });

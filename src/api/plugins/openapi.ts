@@ -115,13 +115,14 @@ function hoistTitledSchemas(doc: Json) {
 
 /**
  * The parameters as /doc shows them: a parameter's `x-doc-schema` (schemas/params.ts) replaces its
- * validation schema there, keeping its description and examples; the `x-check` keyword (a check Ajv runs)
- * is left out.
+ * validation schema there, keeping its description and examples; the server's keywords (`x-check`,
+ * `x-expects`) are left out. A parameter with a default is optional to a client: the route's schema lists it as
+ * required because validation fills it in, so the handler always has it.
  */
 function documentedParameters(schema: FastifySchema): FastifySchema {
   const out: Json = { ...schema };
   for (const part of ['params', 'querystring'] as const) {
-    const object = out[part] as { properties?: Record<string, Json> } | undefined;
+    const object = out[part] as { properties?: Record<string, Json>; required?: string[] } | undefined;
     if (!object?.properties) continue;
     const properties: Record<string, Json> = {};
     for (const [name, property] of Object.entries(object.properties)) {
@@ -132,18 +133,22 @@ function documentedParameters(schema: FastifySchema): FastifySchema {
           : property,
       ) as Json;
     }
-    out[part] = { ...object, properties };
+    const required = object.required?.filter((name) => properties[name]?.default === undefined);
+    out[part] = { ...object, properties, required };
   }
   return out as FastifySchema;
 }
 
-/** A copy of a parameter schema without the `x-check` keywords (at any depth). */
+/** The keywords of ours that only the server reads (schemas/params.ts). */
+const SERVER_KEYWORDS = new Set(['x-check', 'x-doc-schema', 'x-expects']);
+
+/** A copy of a parameter schema without the server's own keywords (at any depth). */
 function withoutChecks(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutChecks);
   if (!node || typeof node !== 'object') return node;
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) {
-    if (key !== 'x-check' && key !== 'x-doc-schema') out[key] = withoutChecks(value);
+    if (!SERVER_KEYWORDS.has(key)) out[key] = withoutChecks(value);
   }
   return out;
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { ParameterError, isDisguisedNumber } from '../schemas/params.js';
+import { ParameterError } from '../schemas/parameter-errors.js';
+import { isDisguisedNumber } from '../schemas/params.js';
 
 // A numeric path or query parameter written as hex, with an exponent or blank is a 400 before Ajv's
 // coercion can read it as a number (see isDisguisedNumber in schemas/params.ts).
@@ -10,15 +11,15 @@ const PARTS: [Part, 'params' | 'querystring'][] = [
   ['query', 'querystring'],
 ];
 
-function numericFields(schema: RouteOptions['schema']): [Part, string, string][] {
-  const fields: [Part, string, string][] = [];
+function numericFields(schema: RouteOptions['schema']): [Part, string, 'params' | 'querystring'][] {
+  const fields: [Part, string, 'params' | 'querystring'][] = [];
   for (const [part, schemaKey] of PARTS) {
     const properties = (
       schema?.[schemaKey] as { properties?: Record<string, { type?: unknown }> } | undefined
     )?.properties;
     for (const [key, property] of Object.entries(properties ?? {})) {
       if (property.type === 'integer' || property.type === 'number') {
-        fields.push([part, key, `${schemaKey}/${key}`]);
+        fields.push([part, key, schemaKey]);
       }
     }
   }
@@ -31,10 +32,10 @@ export function registerStrictNumbers(app: FastifyInstance) {
     const fields = numericFields(route.schema);
     if (fields.length === 0) return;
     const check = async (request: FastifyRequest) => {
-      for (const [part, key, name] of fields) {
+      for (const [part, key, schemaKey] of fields) {
         const value = (request[part] as Record<string, unknown> | undefined)?.[key];
         if (typeof value === 'string' && isDisguisedNumber(value)) {
-          throw new ParameterError(`${name} must be a decimal integer, got "${value}"`);
+          throw new ParameterError(schemaKey, key, 'must be a whole number written in decimal digits', value);
         }
       }
     };

@@ -48,7 +48,7 @@ export const AddressBalances = Type.Object(
     non_fungible_tokens: Type.Record(Type.String(), NftBalance),
     token_offering_locked: Type.Optional(TokenOfferingLocked),
   },
-  { title: 'AddressBalances', description: 'STX, fungible and non-fungible token balances (contract 2.1)' },
+  { title: 'AddressBalances', description: 'STX, fungible and non-fungible token balances' },
 );
 export type AddressBalances = Static<typeof AddressBalances>;
 
@@ -91,7 +91,7 @@ export const TransactionWithTransfers = Type.Object(
   },
   {
     title: 'TransactionWithTransfers',
-    description: 'A transaction and the transfers a principal takes part in (contract 2.4)',
+    description: 'A transaction and the transfers a principal takes part in',
   },
 );
 export type TransactionWithTransfers = Static<typeof TransactionWithTransfers>;

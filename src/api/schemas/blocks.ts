@@ -27,7 +27,7 @@ export const BlockV2 = Type.Object(
     tx_count: Type.Integer(),
     ...executionCosts,
   },
-  { title: 'BlockV2', description: 'A Stacks block (contract 2.7)' },
+  { title: 'BlockV2', description: 'A Stacks block' },
 );
 export type BlockV2 = Static<typeof BlockV2>;
 
@@ -54,6 +54,6 @@ export const BlockV1 = Type.Object(
     microblocks_streamed: Type.Array(Type.String()),
     microblock_tx_count: Type.Record(Type.String(), Type.Integer()),
   },
-  { title: 'BlockV1', description: 'A Stacks block, version 1 shape (contract 2.8)' },
+  { title: 'BlockV1', description: 'A Stacks block, version 1 shape' },
 );
 export type BlockV1 = Static<typeof BlockV1>;

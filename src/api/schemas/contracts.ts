@@ -23,6 +23,6 @@ export type ContractStatusEntry = Static<typeof ContractStatusEntry>;
 export const ContractStatusResponse = Type.Record(Type.String(), ContractStatusEntry, {
   title: 'ContractStatusResponse',
   description:
-    'Per requested contract id (in request order): the latest canonical deployment, else the pending one with the lowest nonce, else `found: false` (contract 2.11)',
+    'Per requested contract id (in request order): the latest canonical deployment, else the pending one with the lowest nonce, else `found: false`',
 });
 export type ContractStatusResponse = Static<typeof ContractStatusResponse>;

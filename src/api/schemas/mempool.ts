@@ -35,7 +35,7 @@ export const MempoolStats = Type.Object(
   {
     title: 'MempoolStats',
     description:
-      'Pending transactions per type: counts, and p25/p50/p75/p95 of the fee (µSTX), the age in blocks and the size in bytes (contract 2.9)',
+      'Pending transactions per type: counts, and p25/p50/p75/p95 of the fee (µSTX), the age in blocks and the size in bytes',
   },
 );
 export type MempoolStats = Static<typeof MempoolStats>;
@@ -64,7 +64,7 @@ export const MempoolFees = Type.Object(
   {
     title: 'MempoolFees',
     description:
-      'Fee priorities over every pending transaction (`all`, zeros when the mempool is empty) and per type; a type without pending transactions is left out (contract 2.10)',
+      'Fee priorities over every pending transaction (`all`, zeros when the mempool is empty) and per type; a type without pending transactions is left out',
   },
 );
 export type MempoolFees = Static<typeof MempoolFees>;

@@ -1,19 +1,21 @@
 import Type from 'typebox';
 import { isValidContractName, isValidStacksAddress } from '../../chain/address.js';
 import { DEMO } from './examples.js';
+import { ParameterError } from './parameter-errors.js';
 
 // Every path and query parameter of the API, decided here once: its schema (pattern, bounds, default), its
-// description and an example from the demo chain (./examples.ts), and, where a pattern cannot say it, its
-// validity check. Schema validation alone decides: a check is an Ajv keyword (`x-check`, registered once
-// on Fastify's Ajv instance by `registerParamChecks`), so every bad parameter gets the same JSON 400 from
-// one place (plugins/errors.ts: `{statusCode: 400, code: 'FST_ERR_VALIDATION', error, message}`, the
-// message `<where>/<name> <what is wrong>`). Only rules between two parameters (`unanchored` with
-// `until_block`, ...) are the handlers'.
+// description and an example from the demo chain (./examples.ts), where a pattern or a union cannot be
+// read by a person what it accepts in words (`x-expects`), and, where a pattern cannot say it, its validity
+// check. Schema validation alone decides: a check is an Ajv keyword (`x-check`, registered once on
+// Fastify's Ajv instance by `registerParamChecks`), so every bad parameter gets the same JSON 400 from one
+// place (plugins/errors.ts: `{statusCode: 400, code: 'FST_ERR_VALIDATION', error, message}`, the message
+// `<path|query> parameter <name> <what is wrong>; got <value>`, ./parameter-errors.ts). Only rules
+// between two parameters (`unanchored` with `until_block`, ...) are the handlers'.
 
 /** The largest PostgreSQL integer: the largest height, index or offset the index can hold. */
 export const MAX_INT = 2_147_483_647;
 
-/** A 32-byte hash or tx id, `0x` optional (upstream's route pattern, quoted by its 400 messages). */
+/** A 32-byte hash or tx id, `0x` optional (upstream's route pattern). */
 const HASH_PATTERN = '^(0x)?[a-fA-F0-9]{64}$';
 
 // ---- checks: one per kind of value, run by the `x-check` keyword ----
@@ -63,7 +65,7 @@ const checks: Record<string, Check> = {
   'contract-ids': (value) => {
     const ids = [...new Set(Array.isArray(value) ? value.map(String) : [String(value)])];
     if (ids.length > MAX_CONTRACT_IDS) {
-      return `must name at most ${MAX_CONTRACT_IDS} distinct contract ids, got ${ids.length}`;
+      return `must name at most ${MAX_CONTRACT_IDS} distinct contract ids; got ${ids.length}`;
     }
     const invalid = ids.find((id) => !id.includes('.') || principalProblem(id) !== null);
     return invalid === undefined
@@ -72,11 +74,11 @@ const checks: Record<string, Check> = {
   },
   // beside upstream's pattern (0x optional), which Ajv may check after this: only what that lets through
   'prefixed-tx-id': (value) =>
-    UNPREFIXED_HASH.test(String(value)) ? `must start with "0x", got "${String(value)}"` : null,
+    UNPREFIXED_HASH.test(String(value)) ? `must start with "0x"; got "${String(value)}"` : null,
   'until-block': (value) =>
     UNTIL_BLOCK.test(String(value))
       ? null
-      : `must be a block height (a whole number >= 0) or a block hash or index block hash (0x and 64 hex digits), got "${String(value)}"`,
+      : `must be a block height (a whole number, 0 or more) or a block hash or index block hash (0x and 64 hex digits); got "${String(value)}"`,
 };
 
 /** What `registerParamChecks` needs of Ajv (a dependency of Fastify's, not ours). */
@@ -86,7 +88,7 @@ interface AjvInstance {
 
 /**
  * Registers the `x-check` keyword on Fastify's Ajv instance (server.ts: `ajv.plugins`). It runs after the
- * keywords beside it (`anyOf`, `pattern`), so upstream's messages for what those reject stay upstream's.
+ * keywords beside it (`anyOf`, `pattern`): what those reject is told by the parameter's `x-expects`.
  */
 export function registerParamChecks<T extends AjvInstance>(ajv: T): T {
   const definition = {
@@ -110,29 +112,33 @@ export function registerParamChecks<T extends AjvInstance>(ajv: T): T {
     },
   };
   ajv.addKeyword(definition as never);
-  // how /doc shows a parameter (see HeightOrHashParam): an annotation, nothing to validate
+  // annotations, nothing to validate: how /doc shows a parameter (see HeightOrHashParam), and what a
+  // parameter accepts, in words, for the message that rejects it (./parameter-errors.ts)
   ajv.addKeyword({ keyword: 'x-doc-schema' } as never);
+  ajv.addKeyword({ keyword: 'x-expects', schemaType: 'string' } as never);
   return ajv;
 }
 
 // ---- the parameters ----
 
+const TX_ID = 'a transaction id (64 hex digits, 0x optional)';
+
 const txIdParam = (description: string, example: string) =>
-  Type.String({ pattern: HASH_PATTERN, description, examples: [example] });
+  Type.String({ pattern: HASH_PATTERN, description, examples: [example], 'x-expects': TX_ID });
 
 export const TxIdParam = txIdParam('A transaction id: 64 hex digits, 0x optional', DEMO.txId);
 
 /** A tx of the principal in the same path. */
 export const AccountTxIdParam = txIdParam(
-  'A transaction id (64 hex digits, 0x optional) of a transaction the principal takes part in',
+  `${TX_ID.replace('a', 'A')} of a transaction the principal takes part in`,
   DEMO.busyTxId,
 );
 
 /**
  * A principal: a Stacks address, or a contract id `<address>.<contract name>`. The anyOf of two prefix
- * patterns is upstream's (the address pattern has no `$`, the contract one an unescaped `.`): kept so a
- * malformed principal gets upstream's message, which the conformance goldens pin. What they let through
- * that is no principal (a bad checksum, a bad contract name) is the `principal` check's.
+ * patterns is upstream's (the address pattern has no `$`, the contract one an unescaped `.`): it rejects
+ * what upstream rejects. What they let through that is no principal (a bad checksum, a bad contract
+ * name) is the `principal` check's.
  */
 export const PrincipalParam = Type.Union(
   [
@@ -142,11 +148,12 @@ export const PrincipalParam = Type.Union(
   {
     description: 'A Stacks address, or a contract id `<address>.<contract name>`',
     examples: [DEMO.busyAddress],
+    'x-expects': `a Stacks address (28 to 41 digits and capital letters but I, L, O, U, e.g. ${DEMO.busyAddress}) or a contract id (<address>.<contract name>)`,
     'x-check': 'principal',
   },
 );
 
-/** Upstream's contract id pattern, verbatim (its `.` unescaped) because its 400 messages quote it. */
+/** Upstream's contract id pattern, verbatim (its `.` unescaped): it rejects what upstream rejects. */
 const CONTRACT_ID_PATTERN = '^[0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,39}$';
 
 const ContractId = Type.String({ pattern: CONTRACT_ID_PATTERN });
@@ -154,6 +161,7 @@ const ContractId = Type.String({ pattern: CONTRACT_ID_PATTERN });
 export const ContractIdsQuery = Type.Union([Type.Array(ContractId), ContractId], {
   description: `Contract ids to report on: repeat the key for several (\`?contract_id=A&contract_id=B\`; commas do not separate ids). Duplicates count once; at most ${MAX_CONTRACT_IDS} distinct ids.`,
   examples: [[DEMO.contractId, DEMO.otherContractId]],
+  'x-expects': `one or more contract ids (<stacks address>.<contract name>, e.g. ${DEMO.contractId})`,
   'x-check': 'contract-ids',
 });
 
@@ -194,23 +202,10 @@ export const AccountTxsHeightQuery = Type.Integer({
 
 // ---- parameters whose check must see the raw text, before Ajv coerces it ----
 
-/**
- * A bad parameter found before schema validation (Ajv's coercion would hide it): the same 400 body as a
- * schema error (plugins/errors.ts answers every error with `validation` alike).
- */
-export class ParameterError extends Error {
-  readonly statusCode = 400;
-  readonly validation: { message: string }[];
-  constructor(message: string) {
-    super(message);
-    this.validation = [{ message }];
-  }
-}
-
 // Ajv's type coercion turns every string JavaScript reads as a number into one: `0x10` → 16, `1e3` → 1000,
 // ` ` → 0. A height, limit or offset written that way is a mistake, not a number (plugins/strict-numbers.ts
 // rejects it before validation). Plain decimals (and what Ajv rejects itself, like `abc` or `1.5`) are
-// left to the schema, so its messages stay upstream's.
+// left to the schema.
 const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/;
 
 /** True for a string Ajv would coerce to a number although it is not written as a decimal. */
@@ -221,11 +216,13 @@ export function isDisguisedNumber(value: string): boolean {
 const PREFIXED_HASH = /^0x[a-fA-F0-9]{64}$/;
 const NEGATIVE_INTEGER = /^-\d+$/;
 
+const HEIGHT_OR_HASH =
+  'a block height (a whole number, 0 or more, in decimal), a block hash or index block hash (64 hex digits, 0x optional), or "latest"';
+
 /**
  * A block by height, hash, index block hash or `latest`. The anyOf (a literal, a pattern, an integer) is
- * upstream's, kept because the conformance goldens pin its 400 message; /doc shows it as the one text
- * field its `x-doc-schema` describes (plugins/openapi.ts), since swagger-ui renders a union holding a
- * literal as a drop-down offering only that literal.
+ * upstream's; /doc shows it as the one text field its `x-doc-schema` describes (plugins/openapi.ts), since
+ * swagger-ui renders a union holding a literal as a drop-down offering only that literal.
  */
 export const HeightOrHashParam = Type.Union(
   [Type.Literal('latest'), Type.String({ pattern: HASH_PATTERN }), Type.Integer()],
@@ -233,6 +230,7 @@ export const HeightOrHashParam = Type.Union(
     description:
       'A block height (a whole number), a block hash or index block hash (64 hex digits, 0x optional), or `latest` for the highest canonical block',
     examples: [String(DEMO.blockHeight)],
+    'x-expects': HEIGHT_OR_HASH,
     'x-doc-schema': {
       type: 'string',
       pattern: `^(latest|\\d+|${HASH_PATTERN.slice(1, -1)})$`,
@@ -249,12 +247,8 @@ export async function checkHeightOrHash(request: { params: unknown }) {
   const params = request.params as { height_or_hash: string };
   const value = params.height_or_hash;
   if (UNPREFIXED_HASH.test(value)) params.height_or_hash = '0x' + value;
-  else if (NEGATIVE_INTEGER.test(value)) {
-    throw new ParameterError(`params/height_or_hash must be a block height, an integer >= 0, got ${value}`);
-  } else if (!PREFIXED_HASH.test(value) && isDisguisedNumber(value)) {
-    throw new ParameterError(
-      `params/height_or_hash must be a decimal block height, a 0x-prefixed 64-hex block hash or index block hash, or "latest"; got "${value}"`,
-    );
+  else if (NEGATIVE_INTEGER.test(value) || (!PREFIXED_HASH.test(value) && isDisguisedNumber(value))) {
+    throw new ParameterError('params', 'height_or_hash', `must be ${HEIGHT_OR_HASH}`, value);
   }
 }
 
@@ -290,13 +284,22 @@ export const TxQuery = {
   }),
 };
 
-/** Several tx ids; upstream's pattern (quoted by its messages), then `0x` required. */
-export const TxIdsQuery = Type.Array(Type.String({ pattern: HASH_PATTERN, 'x-check': 'prefixed-tx-id' }), {
-  minItems: 1,
-  maxItems: MAX_MULTIPLE_TX_IDS,
-  description: `Transaction ids (0x-prefixed hex), at most ${MAX_MULTIPLE_TX_IDS}: repeat the key, or separate them by commas`,
-  examples: [[DEMO.txId, DEMO.otherTxId]],
-});
+/** Several tx ids; upstream's pattern, then `0x` required. */
+export const TxIdsQuery = Type.Array(
+  Type.String({
+    pattern: HASH_PATTERN,
+    'x-expects': 'a transaction id (0x and 64 hex digits)',
+    'x-check': 'prefixed-tx-id',
+  }),
+  {
+    minItems: 1,
+    maxItems: MAX_MULTIPLE_TX_IDS,
+    description: `Transaction ids (0x-prefixed hex), at most ${MAX_MULTIPLE_TX_IDS}: repeat the key, or separate them by commas`,
+    examples: [[DEMO.txId, DEMO.otherTxId]],
+    'x-expects':
+      'one or more transaction ids (0x and 64 hex digits each): repeat the key, or separate them by commas',
+  },
+);
 
 /** `tx_id=a,b` and `tx_id=a&tx_id=b` both name several ids (a preValidation hook of the route). */
 export async function splitTxIds(request: { query: unknown }) {

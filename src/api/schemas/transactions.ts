@@ -163,7 +163,7 @@ export const Transaction = Type.Object(
     }),
     ...typePayloads,
   },
-  { title: 'Transaction', description: 'A mined transaction (contract 2.2)' },
+  { title: 'Transaction', description: 'A mined transaction' },
 );
 export type Transaction = Static<typeof Transaction>;
 
@@ -180,7 +180,7 @@ export const MempoolTransaction = Type.Object(
     tx_type: Type.String(),
     ...typePayloads,
   },
-  { title: 'MempoolTransaction', description: 'A pending or dropped mempool transaction (contract 2.3)' },
+  { title: 'MempoolTransaction', description: 'A pending or dropped mempool transaction' },
 );
 export type MempoolTransaction = Static<typeof MempoolTransaction>;
 
