@@ -1,4 +1,4 @@
-// Where we answer differently from the original API on purpose (NOTES-upstream preface: its bugs we fix).
+// Where we answer differently from the original API on purpose (its bugs we fix: docs/upstream.md, README).
 // Each entry names the golden paths it covers and what we answer instead; the conformance harness checks
 // that we do answer that (status, and the body predicate), instead of comparing with the golden record.
 

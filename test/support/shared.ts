@@ -59,6 +59,18 @@ export function fixtureMessages(name: string): RecordedMessage[] {
     .flatMap((line, i) => (line.length > 0 ? [parseTsvLine(line, i + 1)] : []));
 }
 
+/**
+ * The goldens of the routes beyond the contract's ten (golden/README.md "Beyond the ten"), as `loadGolden`
+ * names: `beyond/<fixture>` for each recorded chain that has one, then `generated/<chain>-beyond`.
+ */
+export function beyondGoldenNames(): string[] {
+  const recorded = readdirSync(sharedPath('golden', 'beyond'))
+    .filter((f) => f.endsWith('.jsonl.gz'))
+    .map((f) => `beyond/${f.replace(/\.jsonl\.gz$/, '')}`)
+    .sort();
+  return [...recorded, ...GENERATED_CHAINS.map((name) => `generated/${name}-beyond`)];
+}
+
 /** The chain the reference imported each fixture with (golden/README.md; generated chains are mainnet's). */
 export function fixtureIsMainnet(name: string): boolean {
   return name.startsWith('mainnet-') || name.startsWith('generated/') || name === 'poisonmicroblock';

@@ -6,7 +6,7 @@ import { Transaction } from '../schemas/transactions.js';
 import { minedTransaction } from './txs.js';
 import type { MinedTxRecord } from '../../store/read/txs.js';
 
-// Store records → the balances and transactions-with-transfers objects (NOTES-upstream A.1, A.8, A.9).
+// Store records → the balances and transactions-with-transfers objects (docs/upstream.md A.1, A.8, A.9).
 
 /**
  * Balances at effective height `height`. `pending` fields (estimated and pending balances) appear only on

@@ -14,7 +14,7 @@ import {
 import { isoTime, isoTimeOrEmpty } from './time.js';
 import type { MempoolTransaction, Transaction, TransactionEvent } from '../schemas/transactions.js';
 
-// Store rows → the API's transaction objects (NOTES-upstream A.11).
+// Store rows → the API's transaction objects (docs/upstream.md A.11).
 
 type DecodedFields = Pick<
   MinedTxRecord,

@@ -45,7 +45,7 @@ import type { RouteOptions } from './route-options.js';
 import { jsonAnswer, serializeWith } from './json-reply.js';
 
 // GET /extended/v1/address/{principal}/balances, /transactions_with_transfers and /{tx_id}/with_transfers
-// (NOTES-upstream A.0, A.1, A.8, A.9). A contract id works wherever an address does.
+// (docs/upstream.md A.0, A.1, A.8, A.9). A contract id works wherever an address does.
 
 const TX_LIMIT_DEFAULT = 20;
 const TX_LIMIT_MAX = 50;

@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { Transaction } from './transactions.js';
 
-// Accounts: balances (contract 2.1) and transactions with transfers (2.4, 2.12); NOTES-upstream A.1, A.8, A.9.
+// Accounts: balances (contract 2.1), transactions with transfers (2.4, 2.12); docs/upstream.md A.1, A.8, A.9.
 
 const StxBalance = Type.Object({
   balance: Type.String({ description: 'received − sent − fees + miner rewards (locked STX included)' }),

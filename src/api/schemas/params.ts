@@ -171,7 +171,7 @@ export const UnanchoredQuery = Type.Boolean({
   examples: [false],
 });
 
-/** `unanchored` / `until_block` → what to read; "" counts as absent (NOTES-upstream A.0). */
+/** `unanchored` / `until_block` → what to read; "" counts as absent (docs/upstream.md A.0). */
 export const UntilBlockQuery = Type.String({
   description:
     'State as of a block: its height (a whole number >= 0), or its block hash or index block hash (0x + 64 hex digits); not with `unanchored`',

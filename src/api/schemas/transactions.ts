@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { Nullable } from './common.js';
 
-// Transactions as the original API renders them (contract 2.2, 2.3, 2.5, 2.6; NOTES-upstream A.11).
+// Transactions as the original API renders them (contract 2.2, 2.3, 2.5, 2.6; docs/upstream.md A.11).
 // Variant members (tx type payloads, event kinds, post-condition kinds) are optional properties of one
 // object schema, in upstream key order: the serializer writes the ones present, in that order.
 

@@ -1,7 +1,7 @@
 import { NotFoundError } from '../../errors.js';
 import type { Sql } from '../db.js';
 
-// The height an account read looks at (NOTES-upstream A.0): the tip, the tip plus the unconfirmed
+// The height an account read looks at (docs/upstream.md A.0): the tip, the tip plus the unconfirmed
 // microblock stream (stored at tip+1), or the height of an `until_block`. Rows of the canonical chain mined
 // at or below that height are what the read sees; unconfirmed microblock rows count once it is above the tip.
 

@@ -15,7 +15,7 @@ import { canonicalRow, unconfirmedStreamRow } from '../visibility.js';
 import { statement } from '../statement.js';
 import { batchedReads, distinctKeys } from './batched.js';
 
-// A principal's transactions (NOTES-upstream A.8, A.9), newest first: those it sent, received a token
+// A principal's transactions (docs/upstream.md A.8, A.9), newest first: those it sent, received a token
 // transfer in, called or deployed as a contract, or took part in as a party of an STX/FT/NFT event. They come
 // from the principal index (principal_txs): its running ordinal numbers the anchored ones 1..n in chain order,
 // so a page at any offset is an index range, and the count of a scope is the ordinal at its height.

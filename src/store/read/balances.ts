@@ -5,7 +5,7 @@ import { statement } from '../statement.js';
 import { scopeWindow, type AccountScope } from './account-scope.js';
 import { anchoredVisibleRow, canonicalRow, unconfirmedStreamRow } from '../visibility.js';
 
-// Balances of a principal (NOTES-upstream A.1). At the tip they come from the running totals ingest keeps
+// Balances of a principal (docs/upstream.md A.1). At the tip they come from the running totals ingest keeps
 // (stx_balances, ft_balances, nft_balances), plus the unconfirmed microblock rows for `unanchored` reads;
 // below the tip (`until_block`) they are summed over the principal's indexed event and tx rows up to there.
 // Amounts are numeric in SQL and decimal strings here; balances may be negative (pure sender/recipient sums).

@@ -191,7 +191,7 @@ const minedTxVersions = statement<MinedTxVersion & { tx_id: string }, [txIds: st
 
 /**
  * The status of a mempool row as a read sees it: a pruned row whose tx sits in an unconfirmed microblock
- * shows as pending to anchored reads (`$2`: unanchored), as it is not confirmed yet (NOTES-upstream A.2).
+ * shows as pending to anchored reads (`$2`: unanchored), as it is not confirmed yet (docs/upstream.md A.2).
  */
 const mempoolSelect = `SELECT ${columnsOf('m', DECODED_COLUMNS)},
   CASE WHEN m.pruned AND NOT $2::boolean AND EXISTS (

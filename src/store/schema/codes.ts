@@ -67,7 +67,7 @@ const eventKindNames = namesOf(EventKind, {
 });
 const assetEventTypeNames = namesOf(AssetEventType);
 const txStatusNames = namesOf(TxStatus);
-// The original API shows its own garbage collection as the node's (NOTES-upstream A.11).
+// The original API shows its own garbage collection as the node's (docs/upstream.md A.11).
 const mempoolStatusNames = namesOf(MempoolStatus, {
   dropped_api_garbage_collect: 'dropped_stale_garbage_collect',
 });
