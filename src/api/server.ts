@@ -6,6 +6,7 @@ import { listMigrations } from '../store/migrate.js';
 import { listenForChainState } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
 import { packageVersion } from '../version.js';
+import { registerKeyOrderSerializer } from './plugins/key-order.js';
 import {
   registerAccessControl,
   trustProxySetting,
@@ -60,6 +61,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     schemaErrorFormatter: (errors, part) => formatSchemaErrors(errors as ValidationFailure[], part),
     trustProxy: trustProxySetting(options.accessControl),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  registerKeyOrderSerializer(app);
   registerErrorHandling(app);
   await registerConventions(app, options.apiVersion);
   if (options.requestMetrics) registerRequestMetrics(app, options.requestMetrics);

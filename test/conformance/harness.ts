@@ -112,6 +112,45 @@ export function firstDifference(ours: unknown, golden: unknown, at = ''): string
   return `${at || '.'}: ${JSON.stringify(ours)?.slice(0, 300)} vs ${JSON.stringify(golden)?.slice(0, 300)}`;
 }
 
+/**
+ * What of an answer's key order is defined: all of it, but `tx/multiple`'s ids, which the original lists in the
+ * order its query returned the rows (request order, but for ties it leaves undefined: the genesis txs block 1
+ * adopts) and this API in request order.
+ */
+function keyOrdered(path: string, body: unknown): unknown {
+  if (familyOf(path) !== 'tx/multiple' || !body || typeof body !== 'object') return body;
+  return Object.fromEntries(Object.entries(body).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/**
+ * The first object whose keys come in another order than the golden's, as `path: ours vs golden` (an answer's
+ * key order is part of its shape: clients diff and hash the text). Call it on values found equal.
+ */
+function keyOrderDifference(ours: unknown, golden: unknown, at = ''): string | null {
+  if (!ours || !golden || typeof ours !== 'object' || typeof golden !== 'object') return null;
+  if (Array.isArray(ours) && Array.isArray(golden)) {
+    for (let i = 0; i < ours.length; i++) {
+      const diff = keyOrderDifference(ours[i], golden[i], `${at}[${i}]`);
+      if (diff) return diff;
+    }
+    return null;
+  }
+  const ourKeys = Object.keys(ours);
+  const goldenKeys = Object.keys(golden);
+  if (ourKeys.join() !== goldenKeys.join()) {
+    return `${at || '.'}: key order ${ourKeys.join(',')} vs ${goldenKeys.join(',')}`;
+  }
+  for (const key of ourKeys) {
+    const diff = keyOrderDifference(
+      (ours as Record<string, unknown>)[key],
+      (golden as Record<string, unknown>)[key],
+      `${at}.${key}`,
+    );
+    if (diff) return diff;
+  }
+  return null;
+}
+
 async function request(app: FastifyInstance, path: string) {
   let response = await app.inject({ method: 'GET', url: path });
   // The reference capture followed redirects (tx ids without 0x).
@@ -167,7 +206,9 @@ async function compareRecord(
       detail: `status ${ours.status} vs ${record.status}: ${JSON.stringify(ours.body)?.slice(0, 300)}`,
     };
   }
-  const diff = firstDifference(normalize(record.path, ours.body), normalize(record.path, record.body));
+  const diff =
+    firstDifference(normalize(record.path, ours.body), normalize(record.path, record.body)) ??
+    keyOrderDifference(keyOrdered(record.path, ours.body), keyOrdered(record.path, record.body));
   return { path: record.path, family, ok: diff === null, deliberate: false, detail: diff ?? undefined };
 }
 

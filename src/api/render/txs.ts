@@ -175,8 +175,8 @@ export function minedTransaction(tx: MinedTxRecord, options: RenderOptions = {})
     events,
     tx_type: txTypeName(tx.type_id),
   };
-  addSponsor(out, tx);
   addTypePayload(out, tx, options);
+  addSponsor(out, tx);
   return out;
 }
 
@@ -196,7 +196,7 @@ export function mempoolTransaction(tx: MempoolTxRecord, options: RenderOptions =
     receipt_time_iso: isoTime(tx.receipt_time),
     tx_type: txTypeName(tx.type_id),
   };
-  addSponsor(out, tx);
   addTypePayload(out, tx, options);
+  addSponsor(out, tx);
   return out;
 }

@@ -5,6 +5,12 @@ import { Transaction } from './transactions.js';
 
 const StxBalance = Type.Object({
   balance: Type.String({ description: 'received − sent − fees + miner rewards (locked STX included)' }),
+  total_miner_rewards_received: Type.String(),
+  lock_tx_id: Type.String({ description: '"" when nothing is locked' }),
+  locked: Type.String(),
+  lock_height: Type.Integer(),
+  burnchain_lock_height: Type.Integer(),
+  burnchain_unlock_height: Type.Integer(),
   estimated_balance: Type.Optional(
     Type.String({ description: 'balance + pending inbound − pending outbound (without until_block)' }),
   ),
@@ -15,12 +21,6 @@ const StxBalance = Type.Object({
   total_fees_sent: Type.String({
     description: 'fees of every tx it paid for, failed and sponsored ones too',
   }),
-  total_miner_rewards_received: Type.String(),
-  lock_tx_id: Type.String({ description: '"" when nothing is locked' }),
-  locked: Type.String(),
-  lock_height: Type.Integer(),
-  burnchain_lock_height: Type.Integer(),
-  burnchain_unlock_height: Type.Integer(),
 });
 
 const FtBalance = Type.Object({

@@ -113,14 +113,18 @@ const typePayloads = {
   ),
 };
 
+/** A sponsored transaction's sponsor: upstream writes these last, after the type-specific member. */
+const sponsorFields = {
+  sponsor_nonce: Type.Optional(Type.Integer()),
+  sponsor_address: Type.Optional(Type.String()),
+};
+
 const baseFields = {
   tx_id: Type.String(),
   nonce: Type.Integer(),
   fee_rate: Type.String({ description: 'fee in micro-STX (the sponsor’s fee when sponsored)' }),
   sender_address: Type.String(),
-  sponsor_nonce: Type.Optional(Type.Integer()),
   sponsored: Type.Boolean(),
-  sponsor_address: Type.Optional(Type.String()),
   post_condition_mode: Type.String({ description: 'allow | deny | originator' }),
   post_conditions: Type.Array(PostCondition),
   anchor_mode: Type.String({ description: 'on_chain_only | off_chain_only | any' }),
@@ -162,6 +166,7 @@ export const Transaction = Type.Object(
         'token_transfer | smart_contract | contract_call | poison_microblock | coinbase | tenure_change',
     }),
     ...typePayloads,
+    ...sponsorFields,
   },
   { title: 'Transaction', description: 'A mined transaction' },
 );
@@ -179,6 +184,7 @@ export const MempoolTransaction = Type.Object(
     receipt_time_iso: Type.String(),
     tx_type: Type.String(),
     ...typePayloads,
+    ...sponsorFields,
   },
   { title: 'MempoolTransaction', description: 'A pending or dropped mempool transaction' },
 );
