@@ -2,9 +2,11 @@
 // tsc does not copy (the SQL migrations), and a stamp that says when dist/ was made.
 // Plain JavaScript: `npm start` runs it before anything is compiled, and without the dev dependencies.
 //   node scripts/build.mjs              build (what `npm run build` runs)
-//   node scripts/build.mjs --if-needed  build only when dist/ is missing or older than a source (`npm pack`)
+//   node scripts/build.mjs --if-needed  build only when dist/ is missing or older than a source
+//   node scripts/build.mjs --pack       before `npm pack`: build if needed, and ship the lockfile
+//   node scripts/build.mjs --packed     after it: remove the lockfile's copy
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,7 +18,7 @@ const dist = join(root, 'dist');
 /** Written last by a build that succeeded: its time is the build's. */
 const stamp = join(dist, '.built');
 /** What the build reads besides src/: a change to any of them makes dist/ stale too. */
-const CONFIG_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json'];
+const CONFIG_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
 
 /** The newest modification time under `path` (a directory's own time counts: it changes when a file goes). */
 function newestTime(path) {
@@ -106,6 +108,19 @@ export function buildOrExit({ ifNeeded }) {
   }
 }
 
+/**
+ * The tarball carries the lockfile as npm-shrinkwrap.json (npm's name for a lockfile a package ships), so
+ * an installed service gets the dependency versions this checkout was tested with, not the newest ones
+ * its ranges allow.
+ */
+const shrinkwrap = join(root, 'npm-shrinkwrap.json');
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  buildOrExit({ ifNeeded: process.argv.includes('--if-needed') });
+  const [option] = process.argv.slice(2);
+  if (option === '--packed') {
+    rmSync(shrinkwrap, { force: true });
+  } else {
+    buildOrExit({ ifNeeded: option === '--if-needed' || option === '--pack' });
+    if (option === '--pack') copyFileSync(join(root, 'package-lock.json'), shrinkwrap);
+  }
 }
