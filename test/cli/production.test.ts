@@ -40,7 +40,7 @@ interface Launched {
   waitFor(match: RegExp | ((line: string) => boolean), timeoutMs?: number): Promise<string>;
   /** resolves with how the process ended, or rejects when it is still running after `timeoutMs` */
   exitWithin(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** a signal to the process group, as a terminal's Ctrl-C sends it */
+  /** a signal to the process group, as a terminal's Ctrl-C sends it (also reaching what outlived the leader) */
   killGroup(signal: NodeJS.Signals): void;
 }
 
@@ -115,7 +115,6 @@ function launch(command: string, args: string[], options: { cwd: string; env: Re
       }
     },
     killGroup(signal) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
       try {
         process.kill(-child.pid!, signal);
       } catch {
