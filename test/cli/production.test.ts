@@ -289,6 +289,7 @@ describe('the packed service, installed without dev dependencies', () => {
 
     const env = await serverEnv({ PGLITE_DIR: join(app, 'data') });
     const bin = execStart.replace(PREFIX, app);
+    assert.match(await run(bin, ['--help'], app), /^Usage: stacks-read-api <command> \[options\]$/m);
     const first = launch(bin, ['start'], { cwd: app, env });
     await first.waitFor(BANNER);
     assert.equal(await latestHeight(env.API_PORT), 100);
@@ -355,6 +356,11 @@ describe('signals, however the server was started', () => {
   });
 
   test('npm run cli -- serve: SIGTERM to npm, and a Ctrl-C', async () => {
+    // the help names the command as it was typed
+    assert.match(
+      await run('npm', ['run', 'cli', '--', '--help'], root),
+      /^Usage: npm run cli -- <command> \[options\]$/m,
+    );
     const env = await serverEnv({ DATABASE_URL: await createTestDatabaseUrl() });
     for (const stop of ['SIGTERM to npm', 'Ctrl-C'] as const) {
       const serving = launch('npm', ['run', 'cli', '--', 'serve'], { cwd: root, env });
