@@ -64,6 +64,13 @@ async function serverConfiguration(mode: ServeMode) {
   return config;
 }
 
+/** What a server of each mode serves, as its first line says. */
+const SERVED: Record<ServeMode, string> = {
+  both: 'the read API and the event observer',
+  'read-only': 'the read API',
+  'write-only': 'the event observer',
+};
+
 /**
  * Runs a server command: says what it starts before anything slow (opening a database takes seconds),
  * stops on SIGTERM and SIGINT from then on (cli/shutdown.ts), and keeps the process running.
@@ -101,9 +108,7 @@ function buildProgram(): Command {
     .description('serve on the configured database, first indexing a demo chain if it is empty')
     .action(async () => {
       const config = await serverConfiguration('both');
-      await runServer(config, 'the read API and the event observer', (work, logger, shutdown) =>
-        work.start(config, logger, shutdown),
-      );
+      await runServer(config, SERVED.both, (work, logger, shutdown) => work.start(config, logger, shutdown));
     });
 
   program
@@ -114,12 +119,9 @@ function buildProgram(): Command {
     .action(async (options: { readOnly?: boolean; writeOnly?: boolean }) => {
       const mode = options.readOnly ? 'read-only' : options.writeOnly ? 'write-only' : 'both';
       const config = await serverConfiguration(mode);
-      const what = {
-        both: 'the read API and the event observer',
-        'read-only': 'the read API',
-        'write-only': 'the event observer',
-      }[mode];
-      await runServer(config, what, (work, logger, shutdown) => work.serve(config, mode, logger, shutdown));
+      await runServer(config, SERVED[mode], (work, logger, shutdown) =>
+        work.serve(config, mode, logger, shutdown),
+      );
     });
 
   program

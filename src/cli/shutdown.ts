@@ -8,13 +8,17 @@ import type { Logger } from 'pino';
 // - Once started, the command registers its stop steps (`onStop`); a signal runs them in reverse order of
 //   registration, then the process exits 0 (1 when a step fails).
 // - One signal can arrive twice. A Ctrl-C in a terminal goes to every process of the foreground group,
-//   and npm (`npm start`, `npm run`, `npx`) also forwards SIGINT and SIGTERM to its child; a supervisor
-//   whose kill mode is the whole group (systemd's default) does the same with SIGTERM; tsx's CLI sends
-//   SIGINT again when its child does not acknowledge within 30 ms. Those copies arrive within
-//   milliseconds; a signal more than DUPLICATE_WINDOW_MS after the first is a second request and forces
-//   the exit (code 1), for a stop that hangs.
+//   and npm (`npm start`, `npm run`, `npx`) forwards SIGINT and SIGTERM to its child as well: a server
+//   started by npm gets each Ctrl-C twice (measured: npm's copy 10-25 ms after the terminal's, on the
+//   loaded 2-core machine). A signal within DUPLICATE_WINDOW_MS of the first is that copy; one after it
+//   is a second request, and forces the exit (code 1) of a stop that hangs.
+// - npm runs its scripts with `sh -c`, and dash (Debian's sh) does not exec a lone command: npm's SIGTERM
+//   would kill the shell and leave the server running. The scripts say `exec`. The tsx CLI (`tsx file.ts`)
+//   is another such parent: it sends a signal again when its child has not acknowledged it within 30 ms,
+//   and kills the child with SIGKILL when it still has not 30 ms later; `npm run dev` runs
+//   `node --import tsx` instead, with nothing between.
 
-/** Signals this close to the first are copies of it (measured: npm forwards within 10 ms). */
+/** Signals this close to the first are copies of it (see above). */
 const DUPLICATE_WINDOW_MS = 1_000;
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -95,12 +99,14 @@ export class Shutdown {
   private async stop(): Promise<void> {
     // a start-up that failed is reported by the command line, with its exit code
     if (!(await this.started)) return;
-    try {
-      for (const step of [...this.steps].reverse()) await step.stop();
-    } catch (err) {
-      this.logger.error({ err }, 'shutdown failed');
-      this.exit(1);
-      return;
+    for (const step of [...this.steps].reverse()) {
+      try {
+        await step.stop();
+      } catch (err) {
+        this.logger.error({ err }, `shutdown failed: stopping ${step.what}`);
+        this.exit(1);
+        return;
+      }
     }
     this.logger.info('stopped');
     this.exit(0);
