@@ -1,6 +1,6 @@
 import Value from 'typebox/value';
 import { OperatorError } from './errors.js';
-import { settings, type Config } from './settings.js';
+import { settings, type Config, type Setting } from './settings.js';
 
 export type { Config };
 
@@ -10,20 +10,29 @@ export class ConfigError extends OperatorError {}
 /** Reads and validates every setting; a bad value throws a ConfigError naming the variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const config: Record<string, unknown> = {};
-  for (const [name, setting] of Object.entries(settings)) {
+  for (const [name, setting] of Object.entries(settings) as [string, Setting][]) {
     const raw = env[name];
     if (raw === undefined || raw === '') {
       config[name] = setting.default;
       continue;
     }
     const value = fromEnvironment(setting.schema, raw);
-    if (!Value.Check(setting.schema, value)) {
-      const detail = Value.Errors(setting.schema, value)[0]?.message ?? 'invalid value';
-      throw new ConfigError(`${name}=${JSON.stringify(raw)}: ${detail} (${setting.doc})`);
+    if (!Value.Check(setting.schema, value) || (setting.url && !parsesAsUrls(raw))) {
+      const detail = setting.expected
+        ? `expected ${setting.expected}`
+        : (Value.Errors(setting.schema, value)[0]?.message ?? 'invalid value');
+      // a URL may carry a password: its text is not repeated
+      const shown = setting.url ? name : `${name}=${JSON.stringify(raw)}`;
+      throw new ConfigError(`${shown}: ${detail} (${setting.doc})`);
     }
     config[name] = value;
   }
   return config as Config;
+}
+
+/** Whether each comma-separated part of `text` is a URL the WHATWG parser (and so the clients) accepts. */
+function parsesAsUrls(text: string): boolean {
+  return text.split(',').every((part) => URL.canParse(part.trim()));
 }
 
 /**
@@ -53,4 +62,20 @@ export function replicaUrls(config: Pick<Config, 'DATABASE_REPLICA_URLS'>): stri
   return config.DATABASE_REPLICA_URLS.split(',')
     .map((url) => url.trim())
     .filter((url) => url.length > 0);
+}
+
+/** Where a postgres:// URL points, without its credentials (for logs and errors). */
+export function databaseTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `postgres://${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
+/** The database a configuration opens, without credentials. */
+export function describeDatabase(config: Pick<Config, 'DATABASE_URL' | 'PGLITE_DIR'>): string {
+  if (config.DATABASE_URL) return `PostgreSQL at ${databaseTarget(config.DATABASE_URL)}`;
+  return config.PGLITE_DIR.startsWith('memory://') ? 'PGlite in memory' : `PGlite in ${config.PGLITE_DIR}`;
 }

@@ -2,19 +2,26 @@ import type { Static } from 'typebox';
 
 /**
  * Every setting of the service, read once from the environment at boot (src/config.ts validates them).
- * Each entry names its environment variable, its JSON schema, its default and what it does. Plain data:
- * the CLI prints it in `--help` without loading a validator (TypeBox takes ~0.8 s to load under tsx).
+ * Each entry names its environment variable, its JSON schema, its default and what it does; `expected`
+ * says in words what a valid value looks like (for the error about a bad one); a `url` setting must parse as
+ * one (or as a comma-separated list of them) and, as it may carry a password, is never repeated in that
+ * error. Plain data: the CLI prints it in `--help` without
+ * loading a validator (TypeBox takes ~0.8 s to load under tsx).
  */
 export const settings = {
   DATABASE_URL: {
-    schema: { type: 'string' },
+    schema: { type: 'string', pattern: '^(postgres(ql)?://\\S+)?$' },
     default: '',
     doc: 'postgres://… URL of the PostgreSQL primary; when empty the embedded PGlite in PGLITE_DIR is used',
+    expected: 'a postgres://user:password@host:port/database URL',
+    url: true,
   },
   DATABASE_REPLICA_URLS: {
     schema: { type: 'string', pattern: '^(postgres(ql)?://[^,\\s]+)?(\\s*,\\s*postgres(ql)?://[^,\\s]+)*$' },
     default: '',
     doc: 'comma-separated postgres://… URLs of streaming replicas; when set the read API reads from one of them (docs/deploy.md)',
+    expected: 'comma-separated postgres://user:password@host:port/database URLs',
+    url: true,
   },
   PGLITE_DIR: {
     schema: { type: 'string', minLength: 1 },
@@ -92,6 +99,8 @@ export const settings = {
     schema: { type: 'string', pattern: '^(rediss?://.+)?$' },
     default: '',
     doc: 'redis://… to share rate-limit counters between instances; empty keeps them in process memory',
+    expected: 'a redis:// or rediss:// URL',
+    url: true,
   },
   VESTING_FILE: {
     schema: { type: 'string' },
@@ -128,12 +137,26 @@ export const settings = {
     default: 'info',
     doc: 'pino log level',
   },
+  LOG_FORMAT: {
+    schema: { type: 'string', enum: ['auto', 'json', 'pretty'] },
+    default: 'auto',
+    doc: 'log lines as JSON (for machines) or pretty (for people); auto: pretty when stdout is a terminal',
+  },
   LOG_REQUESTS: {
     schema: { type: 'boolean' },
     default: true,
     doc: 'log one line per read API request at info (method, route, status, ms, client IP)',
   },
 } as const;
+
+/** What every entry of `settings` holds. */
+export interface Setting {
+  schema: { type: string; pattern?: string; enum?: readonly string[] };
+  default: string | number | boolean;
+  doc: string;
+  expected?: string;
+  url?: boolean;
+}
 
 type Settings = typeof settings;
 export type Config = { -readonly [K in keyof Settings]: Static<Settings[K]['schema']> };

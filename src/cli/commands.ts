@@ -9,21 +9,24 @@ import { generateFile } from './generate.js';
 import { keysCommand, KeysUsageError } from './keys.js';
 import type { ServeMode } from './ports.js';
 import { replayProgress } from './progress.js';
-import { createIngestor, createLogger, openStore } from './runtime.js';
-import { serve as startService, stopOnSignals } from './serve.js';
+import type { Logger } from 'pino';
+import { createLogger } from './log.js';
+import { createIngestor, openStore } from './runtime.js';
+import { serve as startService } from './serve.js';
+import type { Shutdown } from './shutdown.js';
 import { UsageError } from './arguments.js';
 
 // What each command does, once main.ts has checked its arguments, read the configuration and checked a
 // server's ports (loaded by the command's action: everything heavy is imported from here).
 
-export async function start(config: Config): Promise<void> {
-  const logger = createLogger(config);
-  stopOnSignals(await startDemo(config, logger), logger);
+export async function start(config: Config, logger: Logger, shutdown: Shutdown): Promise<void> {
+  const service = await startDemo(config, logger, shutdown.signal);
+  shutdown.onStop('the service', () => service.stop());
 }
 
-export async function serve(config: Config, mode: ServeMode): Promise<void> {
-  const logger = createLogger(config);
-  stopOnSignals(await startService(config, logger, mode), logger);
+export async function serve(config: Config, mode: ServeMode, logger: Logger, shutdown: Shutdown) {
+  const service = await startService(config, logger, mode, { signal: shutdown.signal });
+  shutdown.onStop('the service', () => service.stop());
 }
 
 export async function migrate(config: Config): Promise<void> {

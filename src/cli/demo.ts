@@ -8,8 +8,9 @@ import {
   type GenerateOptions,
   type GenerateReport,
 } from '../devnet/chain.js';
-import { isEmptyIndex, showcaseIds } from '../store/read/showcase.js';
+import { isEmptyIndex, showcaseIds, unfinishedDemoChain } from '../store/read/showcase.js';
 import type { Store } from '../store/store.js';
+import { demoChainCompleted, demoChainStarted } from '../store/write/demo-chain.js';
 import { MEMPOOL_GC_BLOCKS, MEMPOOL_GC_MINUTES } from '../store/write/mempool.js';
 import { generationProgress } from './progress.js';
 import { createIngestor } from './runtime.js';
@@ -33,38 +34,66 @@ const DEMO_CHAIN: Omit<GenerateOptions, 'onProgress'> = {
 
 /**
  * Generates the demo chain straight into the ingestor (the same path as the live event observer) if
- * nothing was ever indexed. Returns the generator's report, or null when the database already had data.
+ * nothing was ever indexed, or if an earlier start was stopped while indexing it (the messages it applied
+ * are skipped as duplicates: the generator writes the same chain again). Returns the generator's report,
+ * or null when the database already had data. Stops between two messages once `signal` is aborted,
+ * throwing its reason.
  */
 export async function seedDemoChain(
   store: Store,
   config: Config,
   logger: Logger,
-  options: { chain?: Omit<GenerateOptions, 'onProgress'>; showProgress?: boolean } = {},
+  options: { chain?: Omit<GenerateOptions, 'onProgress'>; showProgress?: boolean; signal?: AbortSignal } = {},
 ): Promise<GenerateReport | null> {
-  if (!(await isEmptyIndex(store.sql))) return null;
   const chain = options.chain ?? DEMO_CHAIN;
-  logger.info(
-    { blocks: chain.blocks, accounts: chain.accounts },
-    'empty database: indexing a generated demo chain',
-  );
+  const unfinished = await unfinishedDemoChain(store.sql);
+  if (unfinished) {
+    logger.info(
+      { height: unfinished.tipHeight, blocks: unfinished.blocks },
+      `the demo chain was stopped at height ${unfinished.tipHeight} of ${unfinished.blocks} by an earlier start: ` +
+        'indexing the rest (what was indexed is skipped)',
+    );
+  } else if (await isEmptyIndex(store.sql)) {
+    logger.info(
+      { blocks: chain.blocks, accounts: chain.accounts },
+      'empty database: indexing a generated demo chain',
+    );
+  } else {
+    return null;
+  }
+  await demoChainStarted(store.sql, chain.blocks);
   const ingestor = createIngestor(store, config, logger);
   const bar = options.showProgress ? generationProgress('demo chain', chain.blocks) : undefined;
+  let height = 0;
   const generated = {
     mempoolGcBlocks: MEMPOOL_GC_BLOCKS,
     mempoolGcMinutes: MEMPOOL_GC_MINUTES,
     ...chain,
-    onProgress: bar?.onProgress,
+    onProgress: (progress: { height: number; txs: number }) => {
+      height = progress.height;
+      bar?.onProgress(progress);
+    },
   };
   let report: GenerateReport | undefined;
   try {
     report = await generateChain(generated, async (message) => {
+      options.signal?.throwIfAborted();
       await ingestor.apply(message.path, message.payload, message.receivedAt);
     });
     // the tables' statistics, if an ANALYZE was due, are fresh before the API answers from them
     await ingestor.settled();
+  } catch (err) {
+    if (options.signal?.aborted && err === options.signal.reason) {
+      logger.info(
+        { height, blocks: chain.blocks },
+        `demo chain stopped at height ${height} of ${chain.blocks}: the next start indexes the rest`,
+      );
+    }
+    throw err;
   } finally {
-    bar?.stop(report !== undefined);
+    bar?.stop(report);
   }
+  await demoChainCompleted(store.sql);
   logger.info(
     {
       blocks: report.tipHeight,
@@ -176,11 +205,15 @@ export function startBanner(config: Config, base: string, urls: { what: string; 
   );
 }
 
-/** `start`: serve on the configured database (PGlite by default), seeding an empty one with the demo chain. */
-export async function start(config: Config, logger: Logger): Promise<RunningService> {
+/**
+ * `start`: serve on the configured database (PGlite by default), seeding an empty one with the demo chain.
+ * A stop asked for during start-up (`signal`) closes what was opened and throws the signal's reason.
+ */
+export async function start(config: Config, logger: Logger, signal?: AbortSignal): Promise<RunningService> {
   const service = await serve(config, logger, 'both', {
+    signal,
     beforeListen: async (store) => {
-      await seedDemoChain(store, config, logger, { showProgress: true });
+      await seedDemoChain(store, config, logger, { showProgress: true, signal });
     },
   });
   const api = service.api!;

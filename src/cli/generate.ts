@@ -29,7 +29,7 @@ export async function generateFile(
     });
     return report;
   } finally {
-    bar?.stop(report !== undefined);
+    bar?.stop(report);
     out.end();
     await once(out, 'close');
   }

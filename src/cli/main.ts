@@ -1,17 +1,24 @@
+#!/usr/bin/env node
 import { Command, InvalidArgumentError, Option, type CommanderError } from 'commander';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
 import { OperatorError } from '../errors.js';
 import { describeConfig } from '../settings.js';
 import { packageVersion } from '../version.js';
 import { checkInputFile, checkOutputFile, UsageError } from './arguments.js';
 import type { ServeMode } from './ports.js';
+import type { Shutdown } from './shutdown.js';
 
 // The command line: parsing, validation of every argument, help and usage errors. Nothing heavy is
 // imported here: an action checks its arguments, then reads the configuration (and checks a server's
 // ports), and only then loads the command's work (./commands.ts: the database, the API, the generator).
-// So `--help` and usage errors answer at once (as fast as tsx starts: ~0.6-1.1 s on the loaded 2-core
-// machine, where the old CLI took 2-3.7 s), and a bad argument, setting or port never opens the database.
+// So `--help` and usage errors answer at once (compiled, ~0.15 s), and a bad argument, setting or port
+// never opens the database.
 
-const PROGRAM = 'npm run cli --';
+/** How the user typed the command: `npm run cli --` in a checkout, else the installed `stacks-read-api`. */
+const PROGRAM = ['cli', 'dev'].includes(process.env.npm_lifecycle_event ?? '')
+  ? `npm run ${process.env.npm_lifecycle_event} --`
+  : 'stacks-read-api';
 
 /** An integer option at least `min` (commander calls it with the text given). */
 function integerAtLeast(min: number) {
@@ -45,6 +52,7 @@ const KEEP_RUNNING = -1;
 let exitCode = 0;
 
 const commands = () => import('./commands.js');
+type Commands = Awaited<ReturnType<typeof commands>>;
 
 /** The settings from the environment, validated (a bad one stops here, before any work). */
 const configuration = async () => (await import('../config.js')).loadConfig();
@@ -54,6 +62,30 @@ async function serverConfiguration(mode: ServeMode) {
   const config = await configuration();
   await (await import('./ports.js')).checkPorts(config, mode);
   return config;
+}
+
+/** What a server of each mode serves, as its first line says. */
+const SERVED: Record<ServeMode, string> = {
+  both: 'the read API and the event observer',
+  'read-only': 'the read API',
+  'write-only': 'the event observer',
+};
+
+/**
+ * Runs a server command: says what it starts before anything slow (opening a database takes seconds),
+ * stops on SIGTERM and SIGINT from then on (cli/shutdown.ts), and keeps the process running.
+ */
+async function runServer(
+  config: Config,
+  what: string,
+  run: (work: Commands, logger: Logger, shutdown: Shutdown) => Promise<void>,
+) {
+  const logger = (await import('./log.js')).createLogger(config);
+  const { describeDatabase } = await import('../config.js');
+  logger.info(`starting ${what}: opening ${describeDatabase(config)}`);
+  const shutdown = (await import('./shutdown.js')).stopOnSignals(logger);
+  await shutdown.starting(async () => run(await commands(), logger, shutdown));
+  exitCode = KEEP_RUNNING;
 }
 
 function buildProgram(): Command {
@@ -76,8 +108,7 @@ function buildProgram(): Command {
     .description('serve on the configured database, first indexing a demo chain if it is empty')
     .action(async () => {
       const config = await serverConfiguration('both');
-      await (await commands()).start(config);
-      exitCode = KEEP_RUNNING;
+      await runServer(config, SERVED.both, (work, logger, shutdown) => work.start(config, logger, shutdown));
     });
 
   program
@@ -88,8 +119,9 @@ function buildProgram(): Command {
     .action(async (options: { readOnly?: boolean; writeOnly?: boolean }) => {
       const mode = options.readOnly ? 'read-only' : options.writeOnly ? 'write-only' : 'both';
       const config = await serverConfiguration(mode);
-      await (await commands()).serve(config, mode);
-      exitCode = KEEP_RUNNING;
+      await runServer(config, SERVED[mode], (work, logger, shutdown) =>
+        work.serve(config, mode, logger, shutdown),
+      );
     });
 
   program

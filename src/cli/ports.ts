@@ -34,10 +34,7 @@ export function portError(door: Door, err: NodeJS.ErrnoException): PortError {
   const where = `${door.host}:${door.port}`;
   switch (err.code) {
     case 'EADDRINUSE':
-      return new PortError(
-        `${door.variable}=${door.port}: ${where} is already in use (another process listens there); ` +
-          `choose a free port with ${door.variable}`,
-      );
+      return new PortError(inUse([door]));
     case 'EACCES':
       return new PortError(
         `${door.variable}=${door.port}: not allowed to listen on ${where} (ports below 1024 need privileges)`,
@@ -52,6 +49,15 @@ export function portError(door: Door, err: NodeJS.ErrnoException): PortError {
   }
 }
 
+/** What to say of doors whose ports other processes hold. */
+function inUse(doors: Door[]): string {
+  const list = (what: (door: Door) => string) => doors.map(what).join(', ');
+  const ports = `${list((d) => `${d.variable}=${d.port}`)}: ${list((d) => `${d.host}:${d.port}`)}`;
+  return doors.length === 1
+    ? `${ports} is already in use (another process listens there); choose a free port with ${doors[0].variable}`
+    : `${ports} are already in use (other processes listen there); choose free ports with ${list((d) => d.variable)}`;
+}
+
 function tryListen(door: Door): Promise<NodeJS.ErrnoException | null> {
   return new Promise((resolve) => {
     const server = createServer();
@@ -63,22 +69,29 @@ function tryListen(door: Door): Promise<NodeJS.ErrnoException | null> {
 }
 
 /**
- * Throws a PortError when two doors of the mode share a port, or one cannot listen (in use, privileged,
- * host not local). Port 0 (any free port) is never a conflict.
+ * Throws a PortError when two doors of the mode share a port, or when doors cannot listen (in use,
+ * privileged, host not local): every problem found, in one line, so that one run shows all there is to fix.
+ * Port 0 (any free port) is never a conflict.
  */
 export async function checkPorts(config: Config, mode: ServeMode): Promise<void> {
   const doors = doorsOf(config, mode).filter((door) => door.port !== 0);
+  const problems: string[] = [];
   for (let i = 0; i < doors.length; i++) {
     for (let j = 0; j < i; j++) {
       if (doors[i].port === doors[j].port) {
-        throw new PortError(
+        problems.push(
           `${doors[j].variable} and ${doors[i].variable} are both ${doors[i].port}: each door needs its own port`,
         );
       }
     }
   }
-  for (const door of doors) {
-    const err = await tryListen(door);
-    if (err) throw portError(door, err);
+  // each port once (a port two doors share is reported above), all at the same time
+  const distinct = doors.filter((door, i) => doors.findIndex((d) => d.port === door.port) === i);
+  const failures = await Promise.all(distinct.map(async (door) => ({ door, err: await tryListen(door) })));
+  const taken = failures.filter(({ err }) => err?.code === 'EADDRINUSE').map(({ door }) => door);
+  if (taken.length > 0) problems.push(inUse(taken));
+  for (const { door, err } of failures) {
+    if (err && err.code !== 'EADDRINUSE') problems.push(portError(door, err).message);
   }
+  if (problems.length > 0) throw new PortError(problems.join('; '));
 }

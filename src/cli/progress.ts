@@ -40,6 +40,10 @@ function startProgress(label: string, total: number, stream: NodeJS.WriteStream 
     stream,
     barsize: 30,
     hideCursor: false,
+    // the bar is cut to the terminal's width and wrapping stays on: cli-progress's default turns wrapping
+    // off while a bar runs, which cuts the log lines printed above it (and leaves it off if the process
+    // dies meanwhile)
+    linewrap: true,
     // the label and detail change on every update: a redraw at most every 200 ms
     fps: 5,
     noTTYOutput: true,
@@ -79,17 +83,25 @@ function startProgress(label: string, total: number, stream: NodeJS.WriteStream 
 
 const perSecond = (count: number, seconds: number) => (seconds > 0 ? count / seconds : 0);
 
-/** The bar of a chain being generated: blocks made of the tip height asked for, txs, txs/s. */
+/**
+ * The bar of a chain being generated: blocks made of the tip height asked for, txs, txs/s. While it runs
+ * it counts the txs of the blocks written; a fork's txs mined again count twice there and microblock txs
+ * not at all, so the last line shows the report's count of canonical txs, the one logged after it.
+ */
 export function generationProgress(label: string, totalBlocks: number) {
   const bar = startProgress(label, totalBlocks);
   const started = performance.now();
+  const show = (height: number, txs: number) => {
+    const rate = perSecond(txs, (performance.now() - started) / 1000);
+    bar.update(height, `height ${height}, ${txs} txs, ${rate.toFixed(0)} txs/s`);
+  };
   return {
-    onProgress(progress: { height: number; txs: number }) {
-      const rate = perSecond(progress.txs, (performance.now() - started) / 1000);
-      bar.update(progress.height, `height ${progress.height}, ${progress.txs} txs, ${rate.toFixed(0)} txs/s`);
+    onProgress: (progress: { height: number; txs: number }) => show(progress.height, progress.txs),
+    /** `report`: the chain was generated in full (else the bar stays where generation stopped) */
+    stop(report?: { tipHeight: number; canonicalTxs: number }) {
+      if (report) show(report.tipHeight, report.canonicalTxs);
+      bar.stop({ complete: report !== undefined });
     },
-    /** `complete`: the chain was generated in full (else the bar stays where generation stopped) */
-    stop: (complete: boolean) => bar.stop({ complete }),
   };
 }
 

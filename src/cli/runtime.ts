@@ -1,19 +1,14 @@
-import pino, { type Logger } from 'pino';
-import { isMainnet, type Config } from '../config.js';
+import type { Logger } from 'pino';
+import { databaseTarget, isMainnet, type Config } from '../config.js';
 import type { IngestWorkerData } from '../ingest/ingest-thread.js';
 import { Ingestor, type IngestorOptions } from '../ingest/ingestor.js';
 import { testPause } from '../ingest/test-pauses.js';
 import { loadVestingFile } from '../ingest/vesting.js';
-import { openDatabase } from '../store/db.js';
+import { checkReachable, openDatabase } from '../store/db.js';
+import { DatabaseAccessError } from '../store/directory-lock.js';
 import { migrate, pendingMigrations } from '../store/migrate.js';
 import { Store } from '../store/store.js';
 import { keysControlHandler } from './keys.js';
-import { logDestination } from './progress.js';
-
-/** The service's JSON logger on stdout (above the progress bar while one is drawn: cli/progress.ts). */
-export function createLogger(config: Config): Logger {
-  return pino({ level: config.LOG_LEVEL, base: { service: 'stacks-read-api' } }, logDestination);
-}
 
 /** Opens the configured database; migrates it unless `readOnly` (then it must already be up to date). */
 export async function openStore(config: Config, logger: Logger, options: { readOnly?: boolean } = {}) {
@@ -28,6 +23,7 @@ export async function openStore(config: Config, logger: Logger, options: { readO
   // A process holding an embedded database runs the `keys` commands other processes send it.
   db.control?.serve(keysControlHandler(store));
   try {
+    await checkReachable(db);
     if (options.readOnly) {
       const pending = await pendingMigrations(db.sql);
       if (pending.length > 0) {
@@ -72,16 +68,6 @@ export function ingestWorkerData(config: Config): IngestWorkerData {
     pauseBeforeCommitMs: config.TEST_PAUSE_BEFORE_COMMIT_MS,
     pauseAfterCommitMs: config.TEST_PAUSE_AFTER_COMMIT_MS,
   };
-}
-
-/** Where a postgres:// URL points, without credentials, for logs and errors. */
-function databaseTarget(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `postgres://${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
 }
 
 /**
@@ -130,5 +116,5 @@ export async function openReplicaStore(
       await db.close();
     }
   }
-  throw new Error(`no usable replica in DATABASE_REPLICA_URLS: ${failures.join('; ')}`);
+  throw new DatabaseAccessError(`no usable replica in DATABASE_REPLICA_URLS: ${failures.join('; ')}`);
 }

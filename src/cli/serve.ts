@@ -41,7 +41,12 @@ export async function serve(
   config: Config,
   logger: Logger,
   mode: ServeMode,
-  hooks: { beforeListen?: (store: Store) => Promise<void> } = {},
+  options: {
+    /** work on the primary before the doors open (the demo chain) */
+    beforeListen?: (store: Store) => Promise<void>;
+    /** aborted when a stop is asked for during start-up: what was opened is closed, and serve throws */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<RunningService> {
   const replicas = replicaUrls(config);
   if (replicas.length > 0 && !config.DATABASE_URL && mode !== 'read-only') {
@@ -88,7 +93,9 @@ export async function serve(
       if (reads) stores.add(reads);
     }
     service.store = reads ?? primary;
-    if (primary) await hooks.beforeListen?.(primary);
+    options.signal?.throwIfAborted();
+    if (primary) await options.beforeListen?.(primary);
+    options.signal?.throwIfAborted();
 
     const metrics = config.METRICS_ENABLED
       ? new ServiceMetrics({
@@ -189,28 +196,3 @@ const url = (a: string | { address: string; port: number; family: string }) =>
     : a.family === 'IPv6'
       ? `http://[${a.address}]:${a.port}`
       : `http://${a.address}:${a.port}`;
-
-/** Stops the service cleanly on SIGTERM / SIGINT (a second signal forces the exit). */
-export function stopOnSignals(service: RunningService, logger: Logger) {
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests and messages');
-    service.stop().then(
-      () => {
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-}

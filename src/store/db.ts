@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import type { Logger } from 'pino';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
+import { databaseTarget } from '../config.js';
 import { DatabaseAccessError, lockDirectory, type DirectoryLock } from './directory-lock.js';
 import type { MessagePort } from 'node:worker_threads';
 import { connectOverPort, PgliteSession } from './pglite-wire.js';
@@ -81,6 +82,22 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return openPglite(options);
 }
 
+/**
+ * Opens the first connection to a PostgreSQL database: one that cannot be reached (an unknown host, a
+ * refused port, a wrong password, a database that does not exist) is then a DatabaseAccessError naming
+ * it in one line, instead of the first query's failure. PGlite, in this process, is always reached.
+ */
+export async function checkReachable(db: Database): Promise<void> {
+  if (db.engine !== 'postgres') return;
+  try {
+    await db.sql`SELECT 1`;
+  } catch (err) {
+    throw new DatabaseAccessError(
+      `cannot connect to the database at ${db.description}: ${(err as Error).message}`,
+    );
+  }
+}
+
 /** PGlite's session served by another thread of this process (`Database.serveOverPort`). */
 function openPgliteOverPort(options: DatabaseOptions, port: MessagePort): Database {
   const connect = connectOverPort(port);
@@ -110,11 +127,10 @@ function openPostgres(options: DatabaseOptions): Database {
     // whose generic plan looks expensive on a large table, for nothing.
     connection: { ...client.connection, jit: 'off' },
   }) as unknown as Sql;
-  const url = new URL(options.url);
   return {
     engine: 'postgres',
     sql,
-    description: `postgres://${url.hostname}:${url.port || 5432}${url.pathname}`,
+    description: databaseTarget(options.url),
     close: () => sql.end({ timeout: 5 }),
   };
 }

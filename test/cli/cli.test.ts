@@ -48,7 +48,7 @@ describe('help', () => {
       const run = await runCli(args);
       assert.equal(run.code, 0, run.stderr);
       assert.equal(run.stderr, '');
-      assert.match(run.stdout, /^Usage: npm run cli -- <command> \[options\]\n/);
+      assert.match(run.stdout, /^Usage: stacks-read-api <command> \[options\]\n/);
       for (const command of COMMANDS) assert.match(run.stdout, new RegExp(`^  ${command}\\b`, 'm'), command);
       for (const setting of describeConfig())
         assert.match(run.stdout, new RegExp(`^  ${setting.name} `, 'm'));
@@ -69,7 +69,7 @@ describe('help', () => {
       const words = args.filter((w) => !w.startsWith('-') && w !== 'help');
       const run = await runCli(args);
       assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
-      const usage = `Usage: npm run cli -- ${words.join(' ')} `;
+      const usage = `Usage: stacks-read-api ${words.join(' ')} `;
       assert.ok(run.stdout.startsWith(usage), `${args.join(' ')}: ${run.stdout.slice(0, 200)}`);
       assertLight(run, args.join(' '));
     }
@@ -92,92 +92,92 @@ describe('help', () => {
 describe('usage errors: one line, a hint, exit 2, before any work', () => {
   const missing = () => join(work, 'missing.tsv');
   const cases: { args: () => string[]; error: string | RegExp; hint: string }[] = [
-    { args: () => ['--bogus'], error: "error: unknown option '--bogus'", hint: 'npm run cli --' },
-    { args: () => ['frobnicate'], error: "error: unknown command 'frobnicate'", hint: 'npm run cli --' },
+    { args: () => ['--bogus'], error: "error: unknown option '--bogus'", hint: 'stacks-read-api' },
+    { args: () => ['frobnicate'], error: "error: unknown command 'frobnicate'", hint: 'stacks-read-api' },
     {
       args: () => ['replay', '--fil', 'x.tsv'],
       error: "error: unknown option '--fil' (Did you mean --file?)",
-      hint: 'npm run cli -- replay',
+      hint: 'stacks-read-api replay',
     },
     {
       args: () => ['replay'],
       error: "error: required option '--file <path>' not specified",
-      hint: 'npm run cli -- replay',
+      hint: 'stacks-read-api replay',
     },
     {
       args: () => ['replay', '--file', missing()],
       error: `error: --file ${missing()}: no such file or directory`,
-      hint: 'npm run cli -- replay',
+      hint: 'stacks-read-api replay',
     },
     {
       args: () => ['replay', '--file', work],
       error: `error: --file ${work}: not a file`,
-      hint: 'npm run cli -- replay',
+      hint: 'stacks-read-api replay',
     },
     {
       args: () => ['export', '--file', join(work, 'no', 'dir', 'x.tsv')],
       error: `error: --file ${join(work, 'no', 'dir', 'x.tsv')}: directory ${join(work, 'no', 'dir')}: no such file or directory`,
-      hint: 'npm run cli -- export',
+      hint: 'stacks-read-api export',
     },
     {
       args: () => ['generate', '--out', 'no/such/dir/x.tsv'],
       error: 'error: --out no/such/dir/x.tsv: directory no/such/dir: no such file or directory',
-      hint: 'npm run cli -- generate',
+      hint: 'stacks-read-api generate',
     },
     {
       args: () => ['generate', '--out', work],
       error: `error: --out ${work}: is a directory`,
-      hint: 'npm run cli -- generate',
+      hint: 'stacks-read-api generate',
     },
     {
       args: () => ['generate', '--out', join(work, 'x.tsv'), '--blocks', '0'],
       error: "error: option '--blocks <n>' argument '0' is invalid. an integer >= 1 is expected",
-      hint: 'npm run cli -- generate',
+      hint: 'stacks-read-api generate',
     },
     {
       args: () => ['generate', '--out', join(work, 'x.tsv'), '--accounts', '1e3'],
       error: "error: option '--accounts <n>' argument '1e3' is invalid. an integer >= 8 is expected",
-      hint: 'npm run cli -- generate',
+      hint: 'stacks-read-api generate',
     },
     {
       args: () => ['generate', '--out', join(work, 'x.tsv'), '--nakamoto-height', '1'],
       error: "error: option '--nakamoto-height <h>' argument '1' is invalid. an integer >= 2 is expected",
-      hint: 'npm run cli -- generate',
+      hint: 'stacks-read-api generate',
     },
     {
       args: () => ['generate'],
       error: "error: required option '--out <path>' not specified",
-      hint: 'npm run cli -- generate',
+      hint: 'stacks-read-api generate',
     },
     {
       args: () => ['serve', '--read-only', '--write-only'],
       error: "error: option '--write-only' cannot be used with option '--read-only'",
-      hint: 'npm run cli -- serve',
+      hint: 'stacks-read-api serve',
     },
     {
       args: () => ['keys', 'create'],
       error: "error: required option '--label <label>' not specified",
-      hint: 'npm run cli -- keys create',
+      hint: 'stacks-read-api keys create',
     },
     {
       args: () => ['keys', 'create', '--label', '  '],
       error: "error: option '--label <label>' argument '  ' is invalid. the label cannot be empty",
-      hint: 'npm run cli -- keys create',
+      hint: 'stacks-read-api keys create',
     },
     {
       args: () => ['keys', 'revoke'],
       error: "error: missing required argument 'id'",
-      hint: 'npm run cli -- keys revoke',
+      hint: 'stacks-read-api keys revoke',
     },
     {
       args: () => ['keys', 'rotate'],
       error: "error: unknown command 'rotate' (Did you mean create?)",
-      hint: 'npm run cli -- keys',
+      hint: 'stacks-read-api keys',
     },
     {
       args: () => ['migrate', 'now'],
       error: "error: too many arguments for 'migrate'. Expected 0 arguments but got 1.",
-      hint: 'npm run cli -- migrate',
+      hint: 'stacks-read-api migrate',
     },
   ];
 
@@ -200,7 +200,7 @@ describe('usage errors: one line, a hint, exit 2, before any work', () => {
     const run = await runCli([]);
     assert.equal(run.code, 2);
     assert.equal(run.stdout, '');
-    assert.match(run.stderr, /^Usage: npm run cli -- <command> \[options\]\n/);
+    assert.match(run.stderr, /^Usage: stacks-read-api <command> \[options\]\n/);
     assertLight(run, '(no command)');
   });
 });
@@ -233,6 +233,17 @@ describe('settings and ports: checked before the database is opened', () => {
     assert.deepEqual(heavyModulesLoaded(run), []);
     timings.push({ what: `${args[0]} refused`, ms: run.ms });
   }
+
+  test('a DATABASE_URL that is not a postgres:// URL: one line, and its password is not repeated', async () => {
+    const doc = describeConfig().find((c) => c.name === 'DATABASE_URL')!.doc;
+    for (const url of ['mysql://reader:hunter2@db/chain', 'postgres://reader:hunter2@[db/chain', 'hunter2']) {
+      await refused(
+        ['migrate'],
+        { DATABASE_URL: url },
+        `DATABASE_URL: expected a postgres://user:password@host:port/database URL (${doc})`,
+      );
+    }
+  });
 
   test('a bad setting names its variable', async () => {
     await refused(
@@ -273,6 +284,41 @@ describe('settings and ports: checked before the database is opened', () => {
     );
   });
 
+  test('every busy port at once, in one line', async () => {
+    const others = [createServer(), createServer()];
+    for (const server of others) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const [observerPort, metricsPort] = others.map((server) => (server.address() as { port: number }).port);
+    try {
+      await refused(
+        ['start'],
+        {
+          API_HOST: '127.0.0.1',
+          API_PORT: String(busyPort),
+          OBSERVER_PORT: String(observerPort),
+          METRICS_PORT: String(metricsPort),
+        },
+        `OBSERVER_PORT=${observerPort}, API_PORT=${busyPort}, METRICS_PORT=${metricsPort}: ` +
+          `127.0.0.1:${observerPort}, 127.0.0.1:${busyPort}, 127.0.0.1:${metricsPort} are already in use ` +
+          '(other processes listen there); choose free ports with OBSERVER_PORT, API_PORT, METRICS_PORT',
+      );
+      // a shared port and a busy one: both said
+      await refused(
+        ['serve'],
+        {
+          API_HOST: '127.0.0.1',
+          API_PORT: String(busyPort),
+          OBSERVER_PORT: '0',
+          METRICS_PORT: String(busyPort),
+        },
+        `API_PORT and METRICS_PORT are both ${busyPort}: each door needs its own port; ` +
+          `API_PORT=${busyPort}: 127.0.0.1:${busyPort} is already in use (another process listens there); ` +
+          'choose a free port with API_PORT',
+      );
+    } finally {
+      for (const server of others) await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   test('doors a mode does not open are not checked', async () => {
     const config = loadConfig({ API_PORT: '3999', OBSERVER_PORT: '3999', METRICS_ENABLED: 'false' });
     assert.deepEqual(doorsOf(config, 'write-only'), [
@@ -306,6 +352,39 @@ describe('settings and ports: checked before the database is opened', () => {
         err.message ===
           `API_PORT=${busyPort}: 127.0.0.1:${busyPort} is already in use (another process listens there); choose a free port with API_PORT`,
     );
+  });
+});
+
+describe('a database that cannot be reached: one line naming it, exit 2', () => {
+  test('a refused port, a database that does not exist; for migrate and serve', async () => {
+    const closedPort = await freePort();
+    const existing = new URL(await createTestDatabaseUrl());
+    const missing = `postgres://${existing.username}@${existing.host}/no_such_database`;
+    const cases = [
+      {
+        url: `postgres://reader:hunter2@127.0.0.1:${closedPort}/chain`,
+        error: `cannot connect to the database at postgres://127.0.0.1:${closedPort}/chain: connect ECONNREFUSED 127.0.0.1:${closedPort}`,
+      },
+      {
+        url: missing,
+        error: `cannot connect to the database at postgres://${existing.hostname}:${existing.port}/no_such_database: database "no_such_database" does not exist`,
+      },
+    ];
+    for (const { url, error } of cases) {
+      for (const args of [['migrate'], ['serve']]) {
+        const run = await runCli(args, {
+          env: {
+            DATABASE_URL: url,
+            API_HOST: '127.0.0.1',
+            API_PORT: '0',
+            OBSERVER_PORT: '0',
+            METRICS_PORT: '0',
+          },
+        });
+        assert.equal(run.code, 2, run.stderr);
+        assert.equal(run.stderr, `error: ${error}\n`);
+      }
+    }
   });
 });
 

@@ -44,7 +44,8 @@ describe('replay progress', () => {
   test('in a terminal: log lines (a reorg, one per block) are printed above the bar, never on its row', async () => {
     const run = await runCli(['replay', '--file', fixtureFile(FIXTURE)], {
       terminal: true,
-      env: { DATABASE_URL: await createTestDatabaseUrl() },
+      // JSON lines, told apart from the bar's row by their text (the default in a terminal is tested below)
+      env: { DATABASE_URL: await createTestDatabaseUrl(), LOG_FORMAT: 'json' },
     });
     assert.equal(run.code, 0, run.stdout.slice(-2000));
     const rows = visibleRows(run.stdout);
@@ -68,6 +69,33 @@ describe('replay progress', () => {
     // the bar ends at 100%, on the row before the last log line ("replay finished")
     assert.match(rows.at(-3)!, /^replay \[=+\] 100% /);
     assert.match(rows.at(-2)!, /"msg":"replay finished"/);
+  });
+
+  test('in a terminal by default: readable log lines, kept whole (line wrapping never turned off)', async () => {
+    const run = await runCli(['replay', '--file', fixtureFile(FIXTURE)], {
+      terminal: true,
+      env: { DATABASE_URL: await createTestDatabaseUrl() },
+    });
+    assert.equal(run.code, 0, run.stdout.slice(-2000));
+    // ESC[?7l turns the terminal's wrapping off: longer lines are then cut at its width
+    assert.ok(!run.stdout.includes('\x1b[?7l'), 'line wrapping turned off');
+    const rows = visibleRows(run.stdout);
+    assert.ok(!rows.some((row) => row.includes('{"level"')), 'a JSON log line on a terminal');
+    const time = '\\[\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\]';
+    assert.ok(
+      rows.some((row) =>
+        new RegExp(`^${time} INFO: block indexed \\{"height":\\d+,"txs":\\d+,"ms":\\d+\\}$`).test(row),
+      ),
+      'a line per block',
+    );
+    const finished = rows.filter((row) => / INFO: replay finished /.test(row));
+    assert.equal(finished.length, 1);
+    // longer than the 80 columns of the test's terminal, and shown whole
+    assert.ok(finished[0].length > 80, finished[0]);
+    assert.match(
+      finished[0],
+      new RegExp(`^${time} INFO: replay finished \\{"messages":\\d+,.*"blocks_per_second":\\d+\\}$`),
+    );
   });
 
   test('off a terminal: plain lines, no redraws, and the log lines untouched on stdout', async () => {

@@ -215,7 +215,11 @@ describe('serve: run modes (in process)', () => {
     );
     assert.throws(
       () => loadConfig({ DATABASE_REPLICA_URLS: 'mysql://x' }),
-      (err: unknown) => err instanceof ConfigError && err.message.startsWith('DATABASE_REPLICA_URLS='),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.message.startsWith(
+          'DATABASE_REPLICA_URLS: expected comma-separated postgres://user:password@host:port/database URLs (',
+        ),
     );
   });
 });

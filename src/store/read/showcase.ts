@@ -24,6 +24,18 @@ export async function isEmptyIndex(sql: Sql): Promise<boolean> {
   return row.empty;
 }
 
+/**
+ * A demo chain whose indexing was started and not completed (a start stopped part-way): how many blocks
+ * it was to have and the height it reached; null when there is none (never started, or complete).
+ */
+export async function unfinishedDemoChain(sql: Sql): Promise<{ blocks: number; tipHeight: number } | null> {
+  const [row] = await sql<{ blocks: number; tip_height: number }[]>`
+    SELECT d.blocks, t.block_height AS tip_height
+    FROM demo_chain d CROSS JOIN chain_tip t
+    WHERE d.completed_at IS NULL`;
+  return row ? { blocks: row.blocks, tipHeight: row.tip_height } : null;
+}
+
 export async function showcaseIds(sql: Sql): Promise<ShowcaseIds> {
   const [tip] = await sql<{ block_height: number }[]>`SELECT block_height FROM chain_tip`;
   const height = Math.max(1, Math.floor(tip.block_height * 0.7));
