@@ -22,7 +22,7 @@ export const FAMILIES = [
 ] as const;
 export type Family = (typeof FAMILIES)[number];
 
-function familyOf(path: string): Family {
+export function familyOf(path: string): Family {
   const p = path.split('?')[0];
   if (p.startsWith('/extended/v1/tx/multiple')) return 'tx/multiple';
   if (p.startsWith('/extended/v1/tx/mempool/stats')) return 'mempool/stats';
