@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TransactionSql } from '../store/db.js';
+import { databaseFailure } from '../store/database-errors.js';
 import { AnalyzeSchedule } from '../store/maintenance.js';
 import { chainStateChanged } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
@@ -306,8 +307,7 @@ export class Ingestor {
  */
 function asInvalidMessage(err: unknown, path: string): InvalidMessageError | undefined {
   if (err instanceof InvalidMessageError) return undefined;
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code.startsWith('22')) {
+  if (databaseFailure(err) === 'data') {
     return new InvalidMessageError(`${path}: a value cannot be stored: ${(err as Error).message}`);
   }
   if (err instanceof RangeError && /call stack/i.test(err.message)) {

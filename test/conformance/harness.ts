@@ -22,7 +22,7 @@ export const FAMILIES = [
 ] as const;
 export type Family = (typeof FAMILIES)[number];
 
-export function familyOf(path: string): Family {
+function familyOf(path: string): Family {
   const p = path.split('?')[0];
   if (p.startsWith('/extended/v1/tx/multiple')) return 'tx/multiple';
   if (p.startsWith('/extended/v1/tx/mempool/stats')) return 'mempool/stats';
@@ -35,6 +35,24 @@ export function familyOf(path: string): Family {
   if (p.endsWith('/transactions_with_transfers')) return 'address/transactions_with_transfers';
   if (p.endsWith('/with_transfers')) return 'address/with_transfers';
   throw new Error(`no endpoint family for golden path ${path}`);
+}
+
+/**
+ * Paths the original API was asked on `fixture`, `perFamily` of each endpoint family spread over the chain:
+ * what a test fires at an API to touch every family with real parameters.
+ */
+export function familySample(fixture: string, perFamily: number): string[] {
+  const byFamily = new Map<Family, string[]>();
+  for (const { path } of loadGolden(fixture)) {
+    const family = familyOf(path);
+    byFamily.set(family, [...(byFamily.get(family) ?? []), path]);
+  }
+  if (byFamily.size !== FAMILIES.length)
+    throw new Error(`${fixture}: golden paths of ${byFamily.size} families`);
+  return [...byFamily.values()].flatMap((paths) => {
+    const step = Math.max(1, Math.floor(paths.length / perFamily));
+    return paths.filter((_, i) => i % step === 0).slice(0, perFamily);
+  });
 }
 
 /** Drops what legitimately differs between two imports (golden/README.md "Compare with care"). */

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Random } from '../../src/devnet/random.js';
 import { Store } from '../../src/store/store.js';
-import { FAMILIES, familyOf, normalize } from '../conformance/harness.js';
+import { familySample, normalize } from '../conformance/harness.js';
 import { freshApiServer, get, startTestApi, type TestApi } from '../support/api.js';
 import { connectTestDatabase, createTestDatabaseUrl, stopOwnCluster } from '../support/database.js';
 import { assertSameIndex, indexSnapshot } from '../support/digest.js';
 import { freePort } from '../support/postgres.js';
 import { deliver, newSendStats, type SendStats } from '../support/sender.js';
 import { sleep, startServe, type ServeProcess } from '../support/serve-process.js';
-import { fixtureMessages, loadGolden } from '../support/shared.js';
+import { fixtureMessages } from '../support/shared.js';
 
 // The ingest connection killed under live ingest: a real `serve` process takes a generated chain from a
 // retrying sender on its observer port while the test terminates its ingest backend (pg_terminate_backend:
@@ -150,26 +150,12 @@ async function killWhileIngesting(seed: string, phases: Phase[]) {
   return { databaseUrl, report };
 }
 
-/** Golden paths of every endpoint family, PATHS_PER_FAMILY of each, spread over the chain. */
-function endpointPaths(): string[] {
-  const byFamily = new Map<string, string[]>();
-  for (const { path } of loadGolden(CHAIN)) {
-    const family = familyOf(path);
-    byFamily.set(family, [...(byFamily.get(family) ?? []), path]);
-  }
-  assert.equal(byFamily.size, FAMILIES.length, 'every endpoint family');
-  return [...byFamily.values()].flatMap((paths) => {
-    const step = Math.max(1, Math.floor(paths.length / PATHS_PER_FAMILY));
-    return paths.filter((_, i) => i % step === 0).slice(0, PATHS_PER_FAMILY);
-  });
-}
-
 /** Every endpoint family answers on the killed run's database as on a clean ingest of the chain. */
 async function assertSameAnswers(databaseUrl: string, clean: TestApi): Promise<number> {
   const killed = new Store(await connectTestDatabase(databaseUrl));
   const app = await freshApiServer(killed);
   try {
-    const paths = endpointPaths();
+    const paths = familySample(CHAIN, PATHS_PER_FAMILY);
     for (const path of paths) {
       const [ours, reference] = await Promise.all([get(app, path), get(clean.app, path)]);
       assert.equal(ours.statusCode, reference.statusCode, path);
