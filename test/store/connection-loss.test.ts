@@ -132,6 +132,39 @@ describe('a lost database connection (postgres)', () => {
     }
   });
 
+  test('a dead transaction cannot write in autocommit on the connection a pool query reconnected', async () => {
+    const url = await createTestDatabaseUrl();
+    const db = await openProductionClient(url);
+    const admin = await connectTestDatabase(url);
+    try {
+      await db.sql`CREATE TABLE written (v text)`;
+      let resume!: () => void;
+      const held = new Promise<void>((resolve) => (resume = resolve));
+      let pid = 0;
+      let sent!: (outcome: Promise<string>) => void;
+      const late = new Promise<Promise<string>>((resolve) => (sent = resolve));
+      const transaction = db.sql.begin(async (tx) => {
+        [{ pid }] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+        await held;
+        const outcome = outcomeWithin(tx`INSERT INTO written VALUES ('after the loss')`, 3_000);
+        sent(outcome);
+        await outcome;
+      });
+      const outcome = outcomeWithin(transaction, 3_000);
+      while (pid === 0) await sleep(5);
+      await admin.sql`SELECT pg_terminate_backend(${pid})`;
+      assert.equal(await outcome, 'rejected CONNECTION_CLOSED');
+      // A query of the pool (ingest's background ANALYZE is one) reconnects the connection at once.
+      assert.equal((await db.sql<{ answer: number }[]>`SELECT 6 AS answer`)[0].answer, 6);
+      resume();
+      // Without the patch the insert ran in autocommit on the new socket: committed, alone.
+      assert.equal(await await late, 'rejected CONNECTION_CLOSED');
+      assert.deepEqual([...(await db.sql`SELECT v FROM written`)], []);
+    } finally {
+      await Promise.all([db.close(), admin.close()]);
+    }
+  });
+
   test('statements a transaction queued behind a busy connection fail when it dies, none waits', async () => {
     const url = await createTestDatabaseUrl();
     const db = await openProductionClient(url);
