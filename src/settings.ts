@@ -65,6 +65,12 @@ export const settings = {
     default: 500,
     doc: 'largest event-observer message accepted, in MiB',
   },
+  INGEST_STALL_SECONDS: {
+    schema: { type: 'integer', minimum: 1, maximum: 86400 },
+    // The largest blocks take tens of seconds to apply (a 40 MB block: ~20 s on PGlite): a bound well above.
+    default: 120,
+    doc: 'how long observer messages may wait without one being taken before GET /ready answers 503 (ingest stuck)',
+  },
   CHAIN_ID: {
     schema: { type: 'string', pattern: '^(0x[0-9a-fA-F]{1,8}|[0-9]+)$' },
     default: '0x00000001',

@@ -19,7 +19,7 @@ import { registerRequestLog } from './plugins/request-log.js';
 import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerStrictNumbers } from './plugins/strict-numbers.js';
 import { registerRoutes } from './routes/index.js';
-import { statusRoutes } from './routes/status.js';
+import { statusRoutes, type IngestWatch } from './routes/status.js';
 import { registerUnservedRoutes } from './routes/unserved.js';
 import { formatSchemaErrors, type ValidationFailure } from './schemas/parameter-errors.js';
 import { registerParamChecks } from './schemas/params.js';
@@ -40,6 +40,8 @@ export interface ApiServerOptions {
   requestMetrics?: RequestMetrics;
   /** One log line per request at info (plugins/request-log.ts). */
   logRequests?: boolean;
+  /** When this process runs the event observer: readiness fails while its ingest is stuck. */
+  ingestProgress?: IngestWatch;
 }
 
 const MAX_PARAM_LENGTH = 1000;
@@ -81,6 +83,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     primary: options.primaryStore,
     apiVersion: options.apiVersion,
     migrations: await listMigrations(),
+    ingestProgress: options.ingestProgress,
   });
   registerUnservedRoutes(app);
   // Ingest in another process announces chain changes: the cached chain state (ETags, tip) is dropped then.

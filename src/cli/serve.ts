@@ -5,6 +5,7 @@ import { accessControlFromConfig } from '../api/plugins/access-control.js';
 import { accessCounters } from '../metrics.js';
 import { buildApiServer } from '../api/server.js';
 import { ConfigError, replicaUrls, type Config } from '../config.js';
+import { IngestProgress } from '../ingest/ingest-progress.js';
 import { IngestThread } from '../ingest/ingest-thread.js';
 import type { IngestorOptions } from '../ingest/ingestor.js';
 import { buildObserverServer } from '../ingest/observer-server.js';
@@ -106,6 +107,8 @@ export async function serve(
       : undefined;
     service.metrics = metrics;
 
+    // Readiness watches ingest in this process (serve --read-only has none; a writer alone has no API).
+    const progress = mode === 'both' ? new IngestProgress() : undefined;
     if (mode !== 'read-only' && primary) {
       const onMessage =
         metrics &&
@@ -116,6 +119,7 @@ export async function serve(
       // serves that connection over a port.
       const pglite = primary.db.serveOverPort?.bind(primary.db);
       const ingestor = new IngestThread({
+        progress,
         workerData: ingestWorkerData(config),
         connectPglite:
           pglite &&
@@ -151,6 +155,10 @@ export async function serve(
         accessControl: accessControlFromConfig(config),
         requestMetrics: metrics?.requests,
         logRequests: config.LOG_REQUESTS,
+        ingestProgress: progress && {
+          waitingSeconds: () => progress.waitingSeconds(),
+          stallSeconds: config.INGEST_STALL_SECONDS,
+        },
       });
       servers.push(service.api);
       await listening(doors, 'API_PORT', () =>

@@ -2,6 +2,7 @@ import type { MessagePort, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { startModuleWorker, transferableBytes } from '../worker-threads.js';
 import { InvalidMessageError, MessageConflictError } from './chain-rows.js';
+import type { IngestProgress } from './ingest-progress.js';
 import type { ApplyOutcome, IngestorOptions } from './ingestor.js';
 
 // Ingest in a thread of its own: the worker (ingest-worker.ts) runs the Ingestor on its own database
@@ -57,6 +58,8 @@ export interface IngestThreadOptions {
   onMessage?: IngestorOptions['onMessage'];
   /** Called when a message was applied, before its answer: this process drops what it cached of the chain. */
   onApplied?: () => void;
+  /** Told of each message received and taken (readiness: ingest-progress.ts). */
+  progress?: IngestProgress;
 }
 
 interface Pending {
@@ -129,9 +132,17 @@ export class IngestThread {
 
   /** `body` is the message's bytes; its memory moves to the worker (`body` is empty afterwards). */
   apply(path: string, body: Uint8Array, receivedAt: Date = new Date()): Promise<ApplyOutcome> {
+    const progress = this.options.progress;
+    progress?.received();
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, {
+        resolve: (outcome) => {
+          progress?.taken();
+          resolve(outcome);
+        },
+        reject,
+      });
       const bytes = transferableBytes(body);
       const message: ToIngestWorker = {
         kind: 'apply',

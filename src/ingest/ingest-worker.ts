@@ -44,6 +44,13 @@ const ingestor = new Ingestor(store, {
   afterCommit: testPause(data.pauseAfterCommitMs, logger, 'TEST_PAUSE_AFTER_COMMIT_MS'),
 });
 
+// Before the first message: a message the log holds as delivered is indexed (Ingestor.applyLoggedNotIndexed).
+// Messages the main thread posts meanwhile wait in the port. A database that cannot be reached now is checked
+// at the next start; the messages are taken anyway (each fails with 500 until the database is back).
+await ingestor
+  .applyLoggedNotIndexed()
+  .catch((err: unknown) => logger.error({ err }, 'checking the raw log against the index failed'));
+
 port.on('message', (message: ToIngestWorker) => {
   if (message.kind === 'close') {
     // an ANALYZE started after the last message ends first (store/maintenance.ts)

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TransactionSql } from '../store/db.js';
+import { databaseFailure } from '../store/database-errors.js';
 import { AnalyzeSchedule } from '../store/maintenance.js';
 import { chainStateChanged } from '../store/read/chain-state.js';
+import { indexedBlocks, newestLoggedMessages } from '../store/read/message-log.js';
 import type { Store } from '../store/store.js';
-import { beginLoggedMessage, markMessageSkipped } from '../store/write/message-log.js';
+import { beginLoggedMessage, markMessageSkipped, resumeLoggedMessage } from '../store/write/message-log.js';
 import { applyNewBlock } from './apply-block.js';
 import { decodeBlock } from './decode-block.js';
 import { applyNewBurnBlock } from './apply-burn-block.js';
@@ -30,6 +32,9 @@ const utf8 = new TextDecoder();
 
 /** A message's receipt time as the index keeps it: unix seconds. */
 const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** How many of the newest logged blocks (and burn blocks) the start-up check reads (`applyLoggedNotIndexed`). */
+const CHECKED_AT_START = 16;
 
 /** Thrown to roll a message's transaction back, its raw-log row included: the message changed nothing. */
 class NothingToCommit extends Error {
@@ -225,10 +230,9 @@ export class Ingestor {
     }
   }
 
-  private async applyNow(message: PreparedMessage, writesSent?: () => void): Promise<ApplyOutcome> {
-    const { path, body, payload, receivedAt } = message;
-    const ctx: ApplyContext = {
-      receivedAt: unixSeconds(receivedAt),
+  private context(message: PreparedMessage, writesSent?: () => void): ApplyContext {
+    return {
+      receivedAt: unixSeconds(message.receivedAt),
       isMainnet: this.options.isMainnet,
       logger: this.options.logger,
       decoded: message.decoded,
@@ -237,6 +241,11 @@ export class Ingestor {
       readBackRows: this.options.readBackRows,
       writesSent,
     };
+  }
+
+  private async applyNow(message: PreparedMessage, writesSent?: () => void): Promise<ApplyOutcome> {
+    const { path, body, payload } = message;
+    const ctx = this.context(message, writesSent);
     const started = performance.now();
     const outcome = await this.applyInTransaction(message, ctx);
     if (outcome === 'applied') chainStateChanged(this.store);
@@ -265,12 +274,16 @@ export class Ingestor {
    * message the handler finds already applied in other words (a block re-serialized) leaves no trace: the
    * log keeps one message per block, so a replay or an export holds each block once.
    */
-  private async applyInTransaction(message: PreparedMessage, ctx: ApplyContext): Promise<ApplyOutcome> {
+  private async applyInTransaction(
+    message: PreparedMessage,
+    ctx: ApplyContext,
+    log: 'log' | 'logged already' = 'log',
+  ): Promise<ApplyOutcome> {
     const { path, payload, contentHash } = message;
     try {
       return await this.store.transaction(async (sql) => {
-        const logged = await beginLoggedMessage(sql, this.store.engine, message);
-        if (!logged) return 'duplicate' as const;
+        if (log === 'logged already') await resumeLoggedMessage(sql, this.store.engine);
+        else if (!(await beginLoggedMessage(sql, this.store.engine, message))) return 'duplicate' as const;
         const result = await handlers[path](sql, payload as never, ctx);
         if (result === 'duplicate' || result === 'reannounced') throw new NothingToCommit(result);
         const skipped = result === 'skipped';
@@ -283,6 +296,56 @@ export class Ingestor {
       if (err instanceof NothingToCommit) return err.outcome;
       throw asInvalidMessage(err, path) ?? err;
     }
+  }
+
+  /**
+   * Applies, from the raw log, the blocks and burn blocks it holds as delivered that the index lacks. A log
+   * row is committed with its message, so none should exist; a database written by a version whose lost
+   * connection could commit the row alone holds one (the node's re-send then found it a duplicate, and every
+   * later block was refused for want of its parent). Such a message is the newest of its kind when the chain
+   * stops, so the newest CHECKED_AT_START of each are checked; each missing one is applied in its own
+   * transaction, in log order, keeping its row. Run before the first message is taken. Returns the ids applied.
+   */
+  async applyLoggedNotIndexed(): Promise<number[]> {
+    const logged = (
+      await Promise.all(
+        (['/new_burn_block', '/new_block'] as const).map((path) =>
+          newestLoggedMessages(this.store.sql, path, CHECKED_AT_START),
+        ),
+      )
+    ).flat();
+    const hashOf = (row: (typeof logged)[number]) => {
+      const payload = JSON.parse(row.payload) as { index_block_hash?: string; burn_block_hash?: string };
+      return row.path === '/new_block' ? payload.index_block_hash : payload.burn_block_hash;
+    };
+    const hashes = logged.map(hashOf);
+    const held = await indexedBlocks(
+      this.store.sql,
+      logged.flatMap((row, i) => (row.path === '/new_block' && hashes[i] ? [hashes[i]] : [])),
+      logged.flatMap((row, i) => (row.path === '/new_burn_block' && hashes[i] ? [hashes[i]] : [])),
+    );
+    const missing = logged.filter((_, i) => hashes[i] && !held.has(hashes[i])).sort((a, b) => a.id - b.id);
+    const applied: number[] = [];
+    for (const row of missing) {
+      const message = this.prepare(row.path, row.payload, row.received_at);
+      try {
+        // the index held none of it: applied, never a duplicate
+        const outcome = await this.applyInTransaction(message, this.context(message), 'logged already');
+        if (outcome !== 'applied') throw new Error(`applying it found it ${outcome}`);
+        applied.push(row.id);
+        this.options.logger.warn(
+          { id: row.id, path: row.path, hash: hashOf(row) },
+          'a message logged as delivered was not indexed: applied it from the log',
+        );
+      } catch (err) {
+        this.options.logger.error(
+          { id: row.id, path: row.path, hash: hashOf(row), err },
+          'a message logged as delivered is not indexed, and applying it from the log failed',
+        );
+      }
+    }
+    if (applied.length > 0) chainStateChanged(this.store);
+    return applied;
   }
 
   /**
@@ -306,8 +369,7 @@ export class Ingestor {
  */
 function asInvalidMessage(err: unknown, path: string): InvalidMessageError | undefined {
   if (err instanceof InvalidMessageError) return undefined;
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code.startsWith('22')) {
+  if (databaseFailure(err) === 'data') {
     return new InvalidMessageError(`${path}: a value cannot be stored: ${(err as Error).message}`);
   }
   if (err instanceof RangeError && /call stack/i.test(err.message)) {

@@ -37,6 +37,24 @@ function familyOf(path: string): Family {
   throw new Error(`no endpoint family for golden path ${path}`);
 }
 
+/**
+ * Paths the original API was asked on `fixture`, `perFamily` of each endpoint family spread over the chain:
+ * what a test fires at an API to touch every family with real parameters.
+ */
+export function familySample(fixture: string, perFamily: number): string[] {
+  const byFamily = new Map<Family, string[]>();
+  for (const { path } of loadGolden(fixture)) {
+    const family = familyOf(path);
+    byFamily.set(family, [...(byFamily.get(family) ?? []), path]);
+  }
+  if (byFamily.size !== FAMILIES.length)
+    throw new Error(`${fixture}: golden paths of ${byFamily.size} families`);
+  return [...byFamily.values()].flatMap((paths) => {
+    const step = Math.max(1, Math.floor(paths.length / perFamily));
+    return paths.filter((_, i) => i % step === 0).slice(0, perFamily);
+  });
+}
+
 /** Drops what legitimately differs between two imports (golden/README.md "Compare with care"). */
 export function normalize(path: string, body: unknown): unknown {
   const strip = (value: unknown): unknown => {

@@ -12,6 +12,10 @@ import { connectTestDatabase, createTestDatabaseUrl, stopOwnCluster } from '../s
 // connection had died, written to no socket). It also retried, forever, a server that closes every connection
 // during startup. patches/postgres+3.4.9.patch (applied by `npm install` and `npm ci`) fixes these; each test
 // here fails without it (porsager/postgres issues 1154, 1193 and 1208 report the same).
+// A transaction whose connection died was the worst of these: postgres.js rejects it at once, but its callback
+// runs on, and its later statements, its COMMIT included, went to the same connection once the pool had
+// reconnected it for the next transaction. Live ingest then committed a message's raw-log row without the
+// message, and waited forever on a connection the pool had taken back.
 
 after(stopOwnCluster);
 
@@ -81,6 +85,109 @@ describe('a lost database connection (postgres)', () => {
       // and end the process (this test file with it).
       await sleep(200);
       assert.equal((await db.sql<{ answer: number }[]>`SELECT 4 AS answer`)[0].answer, 4);
+    } finally {
+      await Promise.all([db.close(), admin.close()]);
+    }
+  });
+
+  test('a transaction whose connection dies: its later statements and its commit fail, never reaching the next transaction', async () => {
+    const url = await createTestDatabaseUrl();
+    const db = await openProductionClient(url);
+    const admin = await connectTestDatabase(url);
+    try {
+      await db.sql`CREATE TABLE written (v text)`;
+      let resume!: () => void;
+      const held = new Promise<void>((resolve) => (resume = resolve));
+      let pid = 0;
+      let late: Promise<string> = Promise.resolve('not sent');
+      // The first transaction's work goes on after its connection died (the ingest test pause, or work
+      // between two statements): the pool meanwhile reconnects the same connection for the next one.
+      const first = db.sql.begin(async (tx) => {
+        [{ pid }] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+        await tx`INSERT INTO written VALUES ('first, before the loss')`;
+        await held;
+        late = outcomeWithin(tx`INSERT INTO written VALUES ('first, after the loss')`, 3_000);
+        await late;
+      });
+      const firstOutcome = outcomeWithin(first, 3_000);
+      while (pid === 0) await sleep(5);
+      await admin.sql`SELECT pg_terminate_backend(${pid})`;
+      assert.equal(await firstOutcome, 'rejected CONNECTION_CLOSED');
+      const second = db.sql.begin(async (tx) => {
+        await tx`INSERT INTO written VALUES ('second, then rolled back')`;
+        resume();
+        // the first transaction's late statement and its commit (or rollback) are sent now
+        await late;
+        await sleep(50);
+        await tx`INSERT INTO written VALUES ('second, also rolled back')`;
+        throw new Error('rolled back');
+      });
+      // Without the patch the first's statement ran inside the second transaction and its COMMIT committed
+      // it half-way; the second then hung (its connection handed back to the pool) or ran in autocommit.
+      assert.equal(await outcomeWithin(second, 3_000), 'rejected undefined');
+      assert.equal(await late, 'rejected CONNECTION_CLOSED');
+      assert.deepEqual([...(await db.sql`SELECT v FROM written`)], []);
+    } finally {
+      await Promise.all([db.close(), admin.close()]);
+    }
+  });
+
+  test('a dead transaction cannot write in autocommit on the connection a pool query reconnected', async () => {
+    const url = await createTestDatabaseUrl();
+    const db = await openProductionClient(url);
+    const admin = await connectTestDatabase(url);
+    try {
+      await db.sql`CREATE TABLE written (v text)`;
+      let resume!: () => void;
+      const held = new Promise<void>((resolve) => (resume = resolve));
+      let pid = 0;
+      let sent!: (outcome: Promise<string>) => void;
+      const late = new Promise<Promise<string>>((resolve) => (sent = resolve));
+      const transaction = db.sql.begin(async (tx) => {
+        [{ pid }] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+        await held;
+        const outcome = outcomeWithin(tx`INSERT INTO written VALUES ('after the loss')`, 3_000);
+        sent(outcome);
+        await outcome;
+      });
+      const outcome = outcomeWithin(transaction, 3_000);
+      while (pid === 0) await sleep(5);
+      await admin.sql`SELECT pg_terminate_backend(${pid})`;
+      assert.equal(await outcome, 'rejected CONNECTION_CLOSED');
+      // A query of the pool (ingest's background ANALYZE is one) reconnects the connection at once.
+      assert.equal((await db.sql<{ answer: number }[]>`SELECT 6 AS answer`)[0].answer, 6);
+      resume();
+      // Without the patch the insert ran in autocommit on the new socket: committed, alone.
+      assert.equal(await await late, 'rejected CONNECTION_CLOSED');
+      assert.deepEqual([...(await db.sql`SELECT v FROM written`)], []);
+    } finally {
+      await Promise.all([db.close(), admin.close()]);
+    }
+  });
+
+  test('statements a transaction queued behind a busy connection fail when it dies, none waits', async () => {
+    const url = await createTestDatabaseUrl();
+    const db = await openProductionClient(url);
+    const admin = await connectTestDatabase(url);
+    try {
+      let pid = 0;
+      const statements: Promise<string>[] = [];
+      const transaction = db.sql.begin(async (tx) => {
+        [{ pid }] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+        // A statement with parameters not prepared yet on this connection is described first, and the
+        // statements sent after it wait in the transaction's own queue until it answers.
+        statements.push(outcomeWithin(tx`SELECT pg_sleep(${5})`, 4_000));
+        statements.push(outcomeWithin(tx`SELECT ${1}::int AS queued`, 4_000));
+        statements.push(outcomeWithin(tx`SELECT ${2}::int AS queued`, 4_000));
+        await Promise.all(statements);
+      });
+      const outcome = outcomeWithin(transaction, 4_000);
+      while (pid === 0) await sleep(5);
+      await sleep(100);
+      await admin.sql`SELECT pg_terminate_backend(${pid})`;
+      assert.equal(await outcome, 'rejected CONNECTION_CLOSED');
+      assert.deepEqual(await Promise.all(statements), Array(3).fill('rejected CONNECTION_CLOSED'));
+      assert.equal((await db.sql<{ answer: number }[]>`SELECT 5 AS answer`)[0].answer, 5);
     } finally {
       await Promise.all([db.close(), admin.close()]);
     }

@@ -76,6 +76,14 @@ export interface IndexSnapshot {
   log: Awaited<ReturnType<typeof appliedMessageLog>>;
 }
 
+/** What a database holds, as live runs are compared (receipt times left out). */
+export async function indexSnapshot(sql: Sql): Promise<IndexSnapshot> {
+  return {
+    digest: await databaseDigest(sql, READ_TABLES, RECEIPT_TIME_COLUMNS),
+    log: await appliedMessageLog(sql),
+  };
+}
+
 /** The snapshot of the messages applied in order, uninterrupted, through the ingest path. */
 export async function uninterruptedRun(
   messages: RecordedMessage[],
@@ -84,10 +92,7 @@ export async function uninterruptedRun(
   const store = await openTestStore(engine);
   try {
     await ingestMessages(store, messages);
-    return {
-      digest: await databaseDigest(store.sql, READ_TABLES, RECEIPT_TIME_COLUMNS),
-      log: await appliedMessageLog(store.sql),
-    };
+    return await indexSnapshot(store.sql);
   } finally {
     await store.close();
   }

@@ -26,6 +26,8 @@ export interface SendOptions {
   retryDelayMs?: number;
   /** give up on a message after this long (default 5 minutes) */
   giveUpAfterMs?: number;
+  /** give up on one POST after this long (default 2 minutes: a large block may take that long) */
+  attemptTimeoutMs?: number;
 }
 
 export function newSendStats(): SendStats {
@@ -49,7 +51,7 @@ export async function deliver(
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: message.payload,
-        signal: AbortSignal.timeout(120_000),
+        signal: AbortSignal.timeout(options.attemptTimeoutMs ?? 120_000),
       });
       status = res.status;
       text = await res.text();

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import { databaseFailure, FAILURE_MESSAGES, isPassing } from '../../store/database-errors.js';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
@@ -30,29 +31,6 @@ function errorBody(statusCode: number, message: string, code?: string): ErrorBod
   return code ? { statusCode, code, error, message } : { statusCode, error, message };
 }
 
-/** Errors of postgres.js / PostgreSQL that mean "the database cannot be reached right now". */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENOTFOUND',
-  'EPIPE',
-  'CONNECT_TIMEOUT',
-  'CONNECTION_CLOSED',
-  'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '53300', // too_many_connections
-]);
-
-function isDatabaseUnavailable(err: unknown): boolean {
-  const code = (err as { code?: string } | null)?.code;
-  return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));
-}
-
 function send(reply: FastifyReply, body: ErrorBody) {
   // An error is never cacheable, whatever the route set before failing.
   reply.removeHeader('etag');
@@ -80,17 +58,25 @@ export function frameworkErrorHandler(maxParamLength: number, headers: Record<st
 /**
  * One mapping of failures to HTTP: a bad parameter → 400 (schema validation, or a ParameterError found
  * before it; the message in words, e.g. `query parameter limit must be 50 or less; got 51`, see
- * schemas/parameter-errors.ts), domain errors → 400/404, database unreachable → 503, client errors Fastify raises (bad JSON,
- * too long a URL...) keep their 4xx, anything else → 500 with a generic message (details go to the log).
+ * schemas/parameter-errors.ts), domain errors → 400/404, a database failure → 503 when it may pass
+ * (unreachable, timed out, overloaded, restarting: store/database-errors.ts) and 500 otherwise, each with its
+ * own message; client errors Fastify raises (bad JSON, too long a URL...) keep their 4xx, anything else → 500
+ * with a generic message (details go to the log).
  */
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err.validation) return send(reply, errorBody(400, err.message, 'FST_ERR_VALIDATION'));
     if (err instanceof InvalidRequestError) return send(reply, errorBody(400, err.message));
     if (err instanceof NotFoundError) return send(reply, errorBody(404, err.message));
-    if (isDatabaseUnavailable(err)) {
-      request.log.warn({ err: err.message }, 'database unavailable');
-      return send(reply, errorBody(503, 'The database service is unavailable'));
+    const failure = databaseFailure(err);
+    if (failure !== undefined) {
+      // a passing state of the database (down, slow, restarting...) is the operator's to watch, not a bug
+      if (isPassing(failure)) {
+        request.log.warn({ err: err.message, code: err.code, failure }, 'database failure');
+        return send(reply, errorBody(503, FAILURE_MESSAGES[failure]));
+      }
+      request.log.error({ err, failure }, 'database failure');
+      return send(reply, errorBody(500, FAILURE_MESSAGES[failure]));
     }
     const status = err.statusCode;
     if (status && status >= 400 && status < 500) return send(reply, errorBody(status, err.message, err.code));

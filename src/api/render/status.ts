@@ -22,7 +22,7 @@ export function serverStatus(apiVersion: string, status: IngestStatus): ServerSt
 }
 
 /** What one readiness check found: the database's answers, or why it gave none. */
-export type ReadinessCheck = { engine: string } & (
+export type ReadinessCheck = { engine: string; observer?: Readiness['observer'] } & (
   | { error: string }
   | {
       role: DatabaseRole;
@@ -55,8 +55,12 @@ function primaryState(tip: IngestStatus | null, ingest: IngestStatus | null): Re
   };
 }
 
-/** Ready: the database answered and every migration is applied (ingest lag is reported, not judged). */
+/**
+ * Ready: the database answered, every migration is applied, and ingest in this process is not stuck (ingest
+ * lag is reported, not judged).
+ */
 export function readinessReport(check: ReadinessCheck): Readiness {
+  const observer = check.observer && { observer: check.observer };
   if ('error' in check) {
     return {
       status: 'not_ready',
@@ -69,12 +73,13 @@ export function readinessReport(check: ReadinessCheck): Readiness {
       },
       migrations: { applied: false, pending: [] },
       ingest: null,
+      ...observer,
     };
   }
   const { role, pendingMigrations, ingest, primaryTip } = check;
   const migrated = pendingMigrations.length === 0;
   return {
-    status: migrated ? 'ready' : 'not_ready',
+    status: migrated && !check.observer?.stalled ? 'ready' : 'not_ready',
     database: {
       reachable: true,
       engine: check.engine,
@@ -84,5 +89,6 @@ export function readinessReport(check: ReadinessCheck): Readiness {
     migrations: { applied: migrated, pending: pendingMigrations },
     ingest: ingest && ingestLag(ingest),
     ...(primaryTip !== undefined ? { primary: primaryState(primaryTip, ingest) } : {}),
+    ...observer,
   };
 }

@@ -23,6 +23,16 @@ export interface StatusRouteOptions {
   migrations: Migration[];
   /** Longest a readiness check waits for a database. */
   readyTimeoutMs?: number;
+  /** When this process runs the event observer: whether its ingest makes progress. */
+  ingestProgress?: IngestWatch;
+}
+
+/** How readiness sees ingest in this process (cli/serve.ts builds it from ingest/ingest-progress.ts). */
+export interface IngestWatch {
+  /** seconds the oldest observer message has waited without any message being taken since */
+  waitingSeconds(): number;
+  /** past this, ingest is stuck and the process not ready */
+  stallSeconds: number;
 }
 
 class TimeoutError extends Error {}
@@ -40,8 +50,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 
 /**
  * Service routes: `GET /extended` (version, status, chain tip), `GET /health` (the process answers: for
- * liveness probes, touches nothing) and `GET /ready` (the database answers and is migrated: for load
- * balancers; ingest lag is reported, see docs/deploy.md). /health and /ready are outside access control.
+ * liveness probes, touches nothing) and `GET /ready` (the database answers and is migrated, and ingest in this
+ * process is not stuck: for load balancers; ingest lag is reported, see docs/deploy.md). /health and /ready are outside access control.
  */
 export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async (app, options) => {
   const { store, primary, apiVersion, migrations } = options;
@@ -79,8 +89,17 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
     async () => ({ status: 'ok' as const }),
   );
 
-  /** One readiness check: the database answers and is migrated; lag figures. Never throws. */
+  /** Whether ingest in this process makes progress, as readiness reports it. */
+  const observerState = (): Readiness['observer'] => {
+    const watch = options.ingestProgress;
+    if (!watch) return undefined;
+    const waiting = watch.waitingSeconds();
+    return { waiting_seconds: Math.round(waiting * 10) / 10, stalled: waiting > watch.stallSeconds };
+  };
+
+  /** One readiness check: the database answers and is migrated, ingest is not stuck; lag figures. Never throws. */
   async function checkReadiness(): Promise<Readiness> {
+    const observer = observerState();
     try {
       const [role, applied, ingest] = await withTimeout(
         Promise.all([
@@ -102,10 +121,10 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
           () => null,
         );
       }
-      return readinessReport({ engine: store.engine, role, pendingMigrations, ingest, primaryTip });
+      return readinessReport({ engine: store.engine, observer, role, pendingMigrations, ingest, primaryTip });
     } catch (err) {
       const error = (err as Error).message || (err as { code?: string }).code || 'unreachable';
-      return readinessReport({ engine: store.engine, error });
+      return readinessReport({ engine: store.engine, observer, error });
     }
   }
 
@@ -128,7 +147,8 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
         operationId: 'get_readiness',
         summary: 'Readiness',
         description:
-          '200 when the database answers and every migration is applied, 503 otherwise. Also reports the ' +
+          '200 when the database answers, every migration is applied and ingest in this process is not stuck ' +
+          '(observer messages waiting past INGEST_STALL_SECONDS without one taken), 503 otherwise. Also reports the ' +
           'ingest lag: blocks (burn blocks announced past the burn block of the Stacks tip) and seconds since ' +
           'the last event-observer message, and on a replica how far it is behind the primary. The answer comes ' +
           'from a check at most one second old.',

@@ -86,11 +86,25 @@ export const Readiness = Type.Object(
         { description: 'present when reads come from a replica and the primary is configured' },
       ),
     ),
+    observer: Type.Optional(
+      Type.Object(
+        {
+          waiting_seconds: Type.Number({
+            description:
+              'how long the oldest event-observer message has waited without any message being taken since (0: none waits)',
+          }),
+          stalled: Type.Boolean({
+            description: 'waiting_seconds is past INGEST_STALL_SECONDS: ingest is stuck',
+          }),
+        },
+        { description: 'present when this process runs the event observer' },
+      ),
+    ),
   },
   {
     title: 'Readiness',
     description:
-      'Ready when the database answers and every migration is applied; ingest lag is reported, not judged',
+      'Ready when the database answers, every migration is applied and ingest in this process is not stuck; ingest lag is reported, not judged',
   },
 );
 export type Readiness = Static<typeof Readiness>;

@@ -19,6 +19,9 @@ async function getChainState(sql: Sql): Promise<ChainState> {
     SELECT block_height, index_block_hash, block_hash, burn_block_height, microblock_hash, microblock_sequence,
       mempool_version, extract(epoch FROM mempool_updated_at)::text AS mempool_updated_at
     FROM chain_tip`;
+  // The migrations create the one row and nothing deletes it; an answer without it is a fault, said so here
+  // rather than as a TypeError in whichever reader looks first.
+  if (!state) throw new Error('the chain_tip table holds no row');
   return state;
 }
 

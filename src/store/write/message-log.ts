@@ -34,12 +34,27 @@ export async function beginLoggedMessage(
       VALUES (${message.receivedAt}, ${message.path}, ${pieces[0]}, ${message.contentHash})
       ON CONFLICT (content_hash) WHERE NOT skipped DO NOTHING
       RETURNING id`.execute(),
-    engine === 'postgres' ? sql`SELECT pg_notify(${CHAIN_STATE_CHANNEL}, '')`.execute() : null,
-    planEveryCall(sql),
+    ...messageTransaction(sql, engine),
   ]);
   if (!logged) return false;
   await writeLaterPieces(sql, logged.id, pieces);
   return true;
+}
+
+/**
+ * Opens the transaction that applies a message the log already holds (logged, never applied: see
+ * ingest/ingestor.ts, `applyLoggedNotIndexed`): as `beginLoggedMessage`, without the log's row.
+ */
+export async function resumeLoggedMessage(sql: TransactionSql, engine: Engine): Promise<void> {
+  await Promise.all(messageTransaction(sql, engine));
+}
+
+/** What every message's transaction sends first, besides its log row: the notification and the plan mode. */
+function messageTransaction(sql: TransactionSql, engine: Engine): Promise<unknown>[] {
+  return [
+    engine === 'postgres' ? sql`SELECT pg_notify(${CHAIN_STATE_CHANNEL}, '')`.execute() : Promise.resolve(),
+    planEveryCall(sql),
+  ];
 }
 
 /**
