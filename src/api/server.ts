@@ -6,6 +6,8 @@ import { listMigrations } from '../store/migrate.js';
 import { listenForChainState } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
 import { packageVersion } from '../version.js';
+import { cacheMemory } from './cache/cache-memory.js';
+import { limitConnections, timeBoundOptions, type ConnectionLimits } from './connection-limits.js';
 import {
   registerAccessControl,
   trustProxySetting,
@@ -37,6 +39,10 @@ export interface ApiServerOptions {
   requestMetrics?: RequestMetrics;
   /** One log line per request at info (plugins/request-log.ts). */
   logRequests?: boolean;
+  /** Time and count bounds of client connections (connection-limits.ts); none when absent. */
+  connectionLimits?: ConnectionLimits;
+  /** The bound of the process's caches, all routes together (cache/cache-memory.ts); 128 MiB when absent. */
+  cacheMaxBytes?: number;
 }
 
 const MAX_PARAM_LENGTH = 1000;
@@ -55,7 +61,17 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
       plugins: [registerParamChecks],
     },
     trustProxy: trustProxySetting(options.accessControl),
+    ...(options.connectionLimits && timeBoundOptions(options.connectionLimits)),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  if (options.connectionLimits) {
+    limitConnections(
+      app.server,
+      options.connectionLimits,
+      options.accessControl?.trustedProxies ?? [],
+      app.log,
+    );
+  }
+  if (options.cacheMaxBytes !== undefined) cacheMemory.setBound(options.cacheMaxBytes);
   registerErrorHandling(app);
   await registerConventions(app, options.apiVersion);
   if (options.requestMetrics) registerRequestMetrics(app, options.requestMetrics);
