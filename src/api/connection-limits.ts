@@ -61,7 +61,7 @@ export function timeBoundOptions(limits: ConnectionLimits) {
 }
 
 /** The soft limit on open files of this process (Linux: /proc/self/limits); undefined when unknown. */
-export function openFileLimit(): number | undefined {
+function openFileLimit(): number | undefined {
   try {
     const line = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
     return line ? Number(line[1]) : undefined;
@@ -71,7 +71,7 @@ export function openFileLimit(): number | undefined {
 }
 
 /** API_MAX_CONNECTIONS, lowered below the open-file limit (with a warning) when it would not fit. */
-export function connectionTotal(
+function connectionTotal(
   limits: ConnectionLimits,
   log: FastifyBaseLogger,
   fileLimit = openFileLimit(),

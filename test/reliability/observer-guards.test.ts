@@ -209,7 +209,7 @@ describe('observer body budget', () => {
       // a message that fits beside it is admitted
       const fits = await post(burnBlock.payload);
       assert.equal(fits.status, 200);
-      assert.equal((await fits.json()).outcome, 'applied');
+      assert.equal(((await fits.json()) as { outcome: string }).outcome, 'applied');
       // the sender goes away: its budget is free again
       receiving.socket.destroy();
       await new Promise((resolve) => setTimeout(resolve, 100));
