@@ -71,11 +71,7 @@ function openFileLimit(): number | undefined {
 }
 
 /** API_MAX_CONNECTIONS, lowered below the open-file limit (with a warning) when it would not fit. */
-function connectionTotal(
-  limits: ConnectionLimits,
-  log: FastifyBaseLogger,
-  fileLimit = openFileLimit(),
-) {
+function connectionTotal(limits: ConnectionLimits, log: FastifyBaseLogger, fileLimit = openFileLimit()) {
   if (fileLimit === undefined || limits.maxConnections + FILE_RESERVE <= fileLimit)
     return limits.maxConnections;
   const total = Math.max(1, fileLimit - FILE_RESERVE);
