@@ -185,6 +185,7 @@ describe('observer body budget', () => {
     });
     const limit = 4 * burnBlock.payload.length;
     const app = buildObserverServer({ ingestor, logger, bodyLimitBytes: limit });
+    let receiving: Awaited<ReturnType<typeof rawRequest>> | undefined;
     try {
       await app.listen({ host: '127.0.0.1', port: 0 });
       const port = (app.server.address() as AddressInfo).port;
@@ -193,7 +194,7 @@ describe('observer body budget', () => {
         fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 
       // a body being received: 3/4 of the limit declared, a few bytes sent
-      const receiving = await rawRequest(
+      receiving = await rawRequest(
         port,
         `POST /new_block HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${3 * burnBlock.payload.length}\r\n\r\n{"a`,
       );
@@ -212,6 +213,7 @@ describe('observer body budget', () => {
       assert.equal(((await fits.json()) as { outcome: string }).outcome, 'applied');
       // the sender goes away: its budget is free again
       receiving.socket.destroy();
+      receiving = undefined;
       await new Promise((resolve) => setTimeout(resolve, 100));
 
       // a message being applied holds its bytes until it is done
@@ -237,6 +239,8 @@ describe('observer body budget', () => {
       const tooLarge = await post(' '.repeat(limit + 1));
       assert.equal(tooLarge.status, 413);
     } finally {
+      receiving?.socket.destroy();
+      release();
       await app.close();
       await store.close();
     }

@@ -5,11 +5,11 @@ import { settings } from '../../settings.js';
 //
 // What an entry retains: its body's backing store, not its length. A Buffer under 4 KB made by `Buffer.from`
 // or `Buffer.allocUnsafe` is a slice of an 8 KB slab shared with whatever else was allocated next to it; kept,
-// it keeps the whole slab alive once the rest is garbage. Measured before bodies were copied out: 200,000
-// distinct valid URLs (balances, listings, contract statuses of made-up principals) took `serve` from 251 to
-// 494 MB of RSS while the routes' accounting said 8 MB each: ~28,000 answers of ~350 bytes, each pinning most of
-// a slab. So a kept body is copied into a backing store of its own size (`ownedBytes`), and each entry is
-// counted as its body, its key and tag, plus `ENTRY_BYTES` for the objects holding them.
+// it keeps the whole slab alive once the rest is garbage. Measured before: 200,000 distinct valid URLs
+// (balances, listings, contract statuses of made-up principals) took `serve` from 251 to 494 MB of RSS while the
+// routes' accounting said 8 MB each: ~28,000 answers of ~350 bytes, each pinning most of a slab. So a small body
+// is kept as text and a large one in a store of its own (`keptBody`), and each entry is counted as its body, its
+// key and tag, plus `ENTRY_BYTES` for the objects holding them.
 //
 // ENTRY_BYTES, measured (Node 20, 100,000 entries of a Map from a 67-character URL to { body: Buffer, etag: 64
 // characters }, after a full GC): RSS grew by body + 1,176 to 1,184 bytes an entry for bodies of 100, 348 and
@@ -91,18 +91,27 @@ export class CacheMemory {
 /** The process's caches (one bound for all; the API server sets it from CACHE_MAX_MB). */
 export const cacheMemory = new CacheMemory(settings.CACHE_MAX_MB.default * 1024 * 1024);
 
+/** A kept body: text when small (see `keptBody`), else bytes in a store of their own. */
+export type KeptBody = string | Buffer;
+
+/** Under this, a body is kept as text; from it up, `Buffer.from` gives a body a store of its own. */
+const SMALL_BODY_BYTES = Buffer.poolSize >>> 1;
+
 /**
- * `body` in a backing store of its own exact size: a small Buffer shares a slab with other allocations (see
- * above), and a string is written once into such a store. A Buffer that owns its whole store is kept as it is.
+ * `body` as it is to be kept. A small body is kept as a string, in the V8 heap: its garbage collector moves
+ * live strings together, while a small Buffer pins its 8 KB slab, and even one copied into a store of its own
+ * size is a malloc'd block that keeps a page of the C heap alive among freed ones (measured: 200,000 distinct
+ * URLs with CACHE_MAX_MB=8 still grew RSS by ~120 MB when small bodies were such copies). Sending a small string
+ * costs its encoding, ~1 µs. A large body (a 94 KB page) is kept as bytes in a store of its own, sent as it is.
  */
-export function ownedBytes(body: string | Buffer): Buffer {
-  if (typeof body !== 'string') {
-    if (body.byteOffset === 0 && body.buffer.byteLength === body.length) return body;
-    const copy = Buffer.allocUnsafeSlow(body.length);
-    body.copy(copy);
-    return copy;
-  }
-  const copy = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
-  copy.write(body);
-  return copy;
+export function keptBody(body: KeptBody): KeptBody {
+  if (typeof body === 'string') return body.length < SMALL_BODY_BYTES ? body : Buffer.from(body);
+  if (body.length < SMALL_BODY_BYTES) return body.toString();
+  if (body.byteOffset === 0 && body.buffer.byteLength === body.length) return body;
+  return Buffer.from(body);
+}
+
+/** What a kept body retains: its UTF-8 bytes (a string of one-byte characters holds one a character). */
+export function keptBodyBytes(body: KeptBody): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.length;
 }

@@ -5,7 +5,15 @@ import type {
   onSendHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
-import { cacheMemory, ENTRY_BYTES, ownedBytes, type CacheMember, type CacheMemory } from './cache-memory.js';
+import {
+  cacheMemory,
+  ENTRY_BYTES,
+  keptBody,
+  keptBodyBytes,
+  type CacheMember,
+  type CacheMemory,
+  type KeptBody,
+} from './cache-memory.js';
 import { clientHasVersion, sendNotModified } from './etag.js';
 import { OldestFirst } from './oldest-first.js';
 
@@ -25,7 +33,7 @@ import { OldestFirst } from './oldest-first.js';
 // reader is").
 //
 // Bound: `maxBytes` per route (8 MB by default: ~85 of the largest 94 KB pages, or thousands of small answers),
-// counted by what each entry retains (cache-memory.ts): its body, in a backing store of its own size, plus its
+// counted by what each entry retains (cache-memory.ts): its body (text when small), plus its
 // key (the URL), its own tag and the objects holding them, so that many small answers (a tx: ~2 KB, its URL ~90
 // characters and tag 64, ~3.4 KB in all) are counted at what they hold; the oldest kept answer leaves first; an
 // answer larger than a quarter of the bound is never kept. Every route's answers also count against the
@@ -43,7 +51,7 @@ const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
 
 /** A kept answer: its body, and for routes whose tag is per answer, that tag and what it depends on. */
 export interface KeptAnswer {
-  body: Buffer;
+  body: KeptBody;
   /** the ETag (unquoted) the body went out with, when it is not the request's tag */
   etag?: string;
   /** the mempool version the answer was made under, when the answer depends on the mempool */
@@ -118,7 +126,7 @@ export class KeptAnswers implements CacheMember {
 
   /**
    * Keeps `answer` for `key` under `generation` (ignored when that is no longer the current one, or too large),
-   * its body in a backing store of its own (`ownedBytes`: copied only when it shares one).
+   * its body as `keptBody` keeps it (text when small, else bytes in a store of their own).
    */
   set(generation: string, key: string, answer: KeptAnswer): void {
     const size = sizeOf(key, answer);
@@ -132,7 +140,7 @@ export class KeptAnswers implements CacheMember {
       if (this.oldestEntry.evict() === undefined) break;
     }
     if (!this.memory.makeRoom(size)) return;
-    this.entries.set(key, { ...answer, body: ownedBytes(answer.body) });
+    this.entries.set(key, { ...answer, body: keptBody(answer.body) });
     this.keptBytes += size;
   }
 
@@ -156,11 +164,15 @@ export class KeptAnswers implements CacheMember {
 }
 
 /**
- * What an entry retains: its body (kept in a store of its own size), its key, tag and version (ASCII: URLs as
+ * What an entry retains: its body (as `keptBody` keeps it), its key, tag and version (ASCII: URLs as
  * Fastify gives them, hex, decimals), and the objects holding them.
  */
 const sizeOf = (key: string, answer: KeptAnswer) =>
-  answer.body.length + key.length + (answer.etag?.length ?? 0) + (answer.mempool?.length ?? 0) + ENTRY_BYTES;
+  keptBodyBytes(answer.body) +
+  key.length +
+  (answer.etag?.length ?? 0) +
+  (answer.mempool?.length ?? 0) +
+  ENTRY_BYTES;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -170,7 +182,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * written, and awaiting it (or returning it from an async hook) hangs end-of-stream listeners on every
  * response (`eos` and its listeners: ~6% of the API's CPU profile of a kept contract status).
  */
-function sendKept(request: FastifyRequest, reply: FastifyReply, tag: string, body: Buffer): void {
+function sendKept(request: FastifyRequest, reply: FastifyReply, tag: string, body: KeptBody): void {
   if (clientHasVersion(request, reply, tag)) void sendNotModified(reply);
   else void reply.type(JSON_TYPE).send(body);
 }
@@ -188,7 +200,7 @@ function sendKept(request: FastifyRequest, reply: FastifyReply, tag: string, bod
  * the response is written (see `sendKept`).
  */
 function keptBeforeValidation(
-  lookup: (request: FastifyRequest) => Promise<{ tag: string; body: Buffer } | undefined>,
+  lookup: (request: FastifyRequest) => Promise<{ tag: string; body: KeptBody } | undefined>,
 ): onRequestHookHandler {
   return function keptAnswerBeforeValidation(request, reply, done) {
     if (request.method !== 'GET') {
@@ -235,12 +247,12 @@ function keepingOnSend<Made>(
 }
 
 /**
- * A fresh 200 body as the onSend hook gets it, in a backing store of its own (the body kept is the body sent),
- * or null when there is none to keep.
+ * A fresh 200 body as the onSend hook gets it, as it is to be kept (`keptBody`; the body kept is the body
+ * sent), or null when there is none to keep.
  */
-function freshBody(reply: FastifyReply, payload: unknown): Buffer | null {
+function freshBody(reply: FastifyReply, payload: unknown): KeptBody | null {
   if (reply.statusCode !== 200) return null;
-  return typeof payload === 'string' || Buffer.isBuffer(payload) ? ownedBytes(payload) : null;
+  return typeof payload === 'string' || Buffer.isBuffer(payload) ? keptBody(payload) : null;
 }
 
 /**
@@ -276,7 +288,7 @@ export function keptByEtag(
     const tag = await computeTag(request);
     if (tag === null) return undefined;
     const body = keptUnder(request, tag, await generationOf(tag, request));
-    return body && { tag, body };
+    return body === undefined ? undefined : { tag, body };
   });
   const preHandler = async function keptAnswerHandler(request: FastifyRequest, reply: FastifyReply) {
     const tag = await computeTag(request);
@@ -289,7 +301,7 @@ export function keptByEtag(
     const generation = await generationOf(tag, request);
     // (kept since the onRequest hook looked, or found under the validated parameters' tag: `0x`-less hashes)
     const body = keptUnder(request, tag, generation);
-    if (body) {
+    if (body !== undefined) {
       sendKept(request, reply, tag, body);
       return reply;
     }
