@@ -65,16 +65,16 @@ export class MinedTxJsonCache implements CacheMember {
   set(key: MinedTxKey, value: MinedTxJson): void {
     if (!isKeepable(key)) return;
     const id = rowKey(key);
-    const previous = this.entries.get(id);
-    if (previous) {
-      this.entries.delete(id);
-      this.keptBytes -= renderingSize(id, previous.json);
-      this.countRow(key.tx_id, -1);
-    }
-    if (this.entries.size >= this.maxEntries) this.oldest.evict();
     const size = renderingSize(id, value.json);
     if (!cacheMemory.makeRoom(size)) return;
-    this.countRow(key.tx_id, 1);
+    const previous = this.entries.get(id);
+    if (previous) {
+      this.keptBytes -= renderingSize(id, previous.json);
+    } else {
+      if (this.entries.size >= this.maxEntries) this.oldest.evict();
+      this.countRow(key.tx_id, 1);
+    }
+    // (a row rendered again keeps its place)
     this.entries.set(id, value);
     this.keptBytes += size;
   }
@@ -174,15 +174,13 @@ export class TxByIdJsonCache implements CacheMember {
   /** Keeps the rendering of a row read with these flags (ignored unless the row may be kept). */
   set(row: MinedTxKey & { status: number }, json: string): void {
     if (!isKeepable(row)) return;
-    const previous = this.entries.get(row.tx_id);
-    if (previous) {
-      this.entries.delete(row.tx_id);
-      this.keptBytes -= renderingSize(row.tx_id, previous.json);
-    }
-    if (this.entries.size >= this.maxEntries) this.oldest.evict();
     const size = renderingSize(row.tx_id, json);
     if (!cacheMemory.makeRoom(size)) return;
+    const previous = this.entries.get(row.tx_id);
+    if (previous) this.keptBytes -= renderingSize(row.tx_id, previous.json);
+    else if (this.entries.size >= this.maxEntries) this.oldest.evict();
     this.keptBytes += size;
+    // (a tx rendered again keeps its place)
     this.entries.set(row.tx_id, {
       index_block_hash: row.index_block_hash,
       microblock_hash: row.microblock_hash,
