@@ -137,7 +137,7 @@ export class RequestMetrics {
   }
 }
 
-export type IngestOutcome = 'applied' | 'duplicate' | 'skipped' | 'invalid' | 'failed';
+export type IngestOutcome = 'applied' | 'duplicate' | 'reannounced' | 'skipped' | 'invalid' | 'failed';
 
 export interface ServiceMetricsOptions {
   /** Where the chain gauges (tip, mempool, ingest lag) are read at scrape time; none without. */

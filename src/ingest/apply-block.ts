@@ -2,6 +2,7 @@ import type { TransactionSql } from '../store/db.js';
 import {
   blockTxIdsJson,
   canonicalBlocksAbove,
+  canonicalMinedTxs,
   distinctTxKeys,
   getBlock,
   insertBlock,
@@ -13,6 +14,8 @@ import {
   storeBlockTxIds,
   type EncodedChainRows,
   txIdsOfBlocks,
+  txMinedTwice,
+  type CanonicalTx,
   type StoredBlock,
 } from '../store/write/blocks.js';
 import { cutIntoStatements, sendAll } from '../store/write/bulk.js';
@@ -44,6 +47,7 @@ import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../stor
 import { loggedMessageBody } from '../store/write/message-log.js';
 import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
 import {
+  InvalidMessageError,
   MessageConflictError,
   buildChainRows,
   logSkippedEvents,
@@ -226,10 +230,16 @@ function blockChainRows(
 }
 
 /**
+ * What a `/new_block` changed: `applied`, or nothing because the block (its `index_block_hash`) is known:
+ * `duplicate` when the message says what the stored one said, `reannounced` when it says something else.
+ */
+export type BlockOutcome = 'applied' | 'duplicate' | 'reannounced';
+
+/**
  * Applies `/new_block`. A block higher than the tip becomes canonical ("higher wins"); if its parent is
  * not canonical, the parent's fork is restored first and the blocks it replaces are orphaned. A block at or
- * below the tip is stored as a non-canonical sibling. Returns false when the block was already known (with
- * the same content: `sameContentAsStored`).
+ * below the tip is stored as a non-canonical sibling. A block already known changes nothing
+ * (`compareWithStored`).
  *
  * The first block indexed may build on anything (the chain may be joined mid-way); after that, a block
  * whose parent was never received means messages are missing: it is refused (409, the node keeps re-sending
@@ -239,8 +249,13 @@ function blockChainRows(
  * Round trips: the reads are sent together, then (after a reorg's own steps, if any) every write is sent
  * without waiting for the previous one and awaited once (`sendAll`): the server runs them in order.
  */
-export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: ApplyContext): Promise<boolean> {
-  const [known, tip, parent, unconfirmed, accepted, streamed] = await Promise.all([
+export async function applyNewBlock(
+  sql: TransactionSql,
+  msg: NewBlock,
+  ctx: ApplyContext,
+): Promise<BlockOutcome> {
+  const txIds = msg.transactions.map((tx) => tx.txid);
+  const [known, tip, parent, unconfirmed, accepted, streamed, alreadyMined] = await Promise.all([
     getBlock(sql, msg.index_block_hash),
     lockChainTip(sql),
     getBlock(sql, msg.parent_index_block_hash),
@@ -249,11 +264,9 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
       ? []
       : microblockChain(sql, msg.parent_index_block_hash, msg.parent_microblock),
     stagedTxIndexes(sql, microblockHashesOf(msg)),
+    canonicalMinedTxs(sql, txIds),
   ]);
-  if (known) {
-    await sameContentAsStored(sql, msg, known);
-    return false;
-  }
+  if (known) return compareWithStored(sql, msg, known, ctx);
   if (!parent && tip.block_height > 0) {
     throw new MessageConflictError(
       `block ${msg.block_height} (${msg.index_block_hash}): its parent ${msg.parent_index_block_hash} is not ` +
@@ -263,11 +276,15 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   if (parent) {
     await checkAgainstParent(msg, parent, async () => !(await getBlock(sql, parent.parent_index_block_hash)));
   }
+  // On a canonical parent the block's chain is the canonical chain up to the parent: a tx mined there may
+  // not be mined again. (Above the parent it may: the same tx in two competing forks.)
+  if (parent?.canonical) refuseMinedAgain(msg, alreadyMined, parent.block_height);
   const canonical = msg.block_height > tip.block_height;
   const adoptsGenesis = canonical && parent !== undefined && !parent.canonical && parent.block_height === 0;
   let orphanedByFork: string[] = [];
   if (canonical && parent && !parent.canonical && !adoptsGenesis) {
     orphanedByFork = await restoreFork(sql, parent, tip, ctx);
+    refuseMinedAgain(msg, await canonicalMinedTxs(sql, txIds), parent.block_height);
   }
 
   const block = blockRow(msg, canonical, ctx.contentHash);
@@ -309,7 +326,7 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     const last = sendAll([...inserts, resolveSameNonce(sql, rows.txs)]);
     ctx.writesSent?.();
     await last;
-    return true;
+    return 'applied';
   }
 
   // Microblocks: the new block confirms its parent's stream up to `parent_microblock`; every other
@@ -327,7 +344,7 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
     if (!ordinalsOnInsert) await assignOrdinals(sql, [block.index_block_hash]);
     const mined = await minedTxKeys(sql, [block.index_block_hash]);
     await sendAll(afterContributions(sql, msg, block, ctx, pruneMinedTxs(sql, mined)));
-    return true;
+    return 'applied';
   }
   const last = sendAll([
     ...inserts,
@@ -343,28 +360,59 @@ export async function applyNewBlock(sql: TransactionSql, msg: NewBlock, ctx: App
   ]);
   ctx.writesSent?.();
   await last;
-  return true;
+  return 'applied';
 }
 
 /**
- * A block already indexed arrives again in another message (a re-delivery whose text differs: re-serialized,
- * keys or lists in another order): it changes nothing. Whether it says the same is judged on content
- * (`blockContentDigest`) against the message that brought the block, kept in the raw log. A message naming
- * a known block with other content is refused (409): the stored block stays as it is. Blocks indexed before
- * migration 019 have no message to compare with and are taken as the same.
+ * A block already indexed arrives again in another message: it changes nothing, whatever the message says.
+ * Its `index_block_hash` commits to the block (the hash of its header with the consensus hash of its
+ * tenure), so a second message under it is that block; a node re-sends its blocks after a restart, and
+ * re-announces its genesis block without the boot transactions the first announcement carried (regtest
+ * nodes entering epoch 3.0 do, between two later blocks). Refusing it would stall the node, which re-sends
+ * until it gets a 200. Whether the message says the same is judged on content (`blockContentDigest`, so a
+ * re-serialization is a plain duplicate) against the message that brought the block, kept in the raw log;
+ * other content is `reannounced`: logged with both messages' content hashes and counted in the ingest
+ * metrics. Blocks indexed before migration 019 have no message to compare with and are taken as the same.
  *
  * Only here, on a block that arrives twice, is the content digest computed: it costs 45-105 µs per tx
  * (measured on the demo chain's blocks), half as much as decoding the block, too much for every block.
  */
-async function sameContentAsStored(sql: TransactionSql, msg: NewBlock, known: StoredBlock): Promise<void> {
-  if (!known.message_hash) return;
+async function compareWithStored(
+  sql: TransactionSql,
+  msg: NewBlock,
+  known: StoredBlock,
+  ctx: ApplyContext,
+): Promise<'duplicate' | 'reannounced'> {
+  if (!known.message_hash) return 'duplicate';
   const body = await loggedMessageBody(sql, known.message_hash);
-  if (body === undefined) return;
+  if (body === undefined) return 'duplicate';
   const stored = JSON.parse(body) as NewBlock;
-  if (blockContentDigest(stored) === blockContentDigest(msg)) return;
-  throw new MessageConflictError(
-    `block ${msg.block_height} (${msg.index_block_hash}) is already indexed with other content ` +
-      `(from the message with content hash ${known.message_hash}); the stored block is kept`,
+  if (blockContentDigest(stored) === blockContentDigest(msg)) return 'duplicate';
+  ctx.logger.warn(
+    {
+      block_height: msg.block_height,
+      index_block_hash: msg.index_block_hash,
+      stored_content_hash: known.message_hash,
+      received_content_hash: ctx.contentHash,
+      stored_txs: stored.transactions.length,
+      received_txs: msg.transactions.length,
+    },
+    'a known block was announced again with other content: the stored block is kept',
+  );
+  return 'reannounced';
+}
+
+/**
+ * A tx is mined at most once on a chain: a node never mines one again (its nonce is spent), and a block that
+ * did would count its transfers twice. Refuses (400) the block when one of its txs is among `mined` at or
+ * below `maxHeight` (its own chain's part of the canonical chain).
+ */
+function refuseMinedAgain(msg: NewBlock, mined: readonly CanonicalTx[], maxHeight: number): void {
+  const again = mined.find((m) => m.block_height <= maxHeight);
+  if (!again) return;
+  throw new InvalidMessageError(
+    `block ${msg.block_height} (${msg.index_block_hash}): transaction ${again.tx_id} is already mined on ` +
+      `its chain, in the block at height ${again.block_height}`,
   );
 }
 
@@ -441,6 +489,16 @@ async function restoreFork(
   await removeBlockContributions(sql, orphaned);
   await setBlocksCanonical(sql, orphaned, false);
   await setBlocksCanonical(sql, restored, true);
+  // The fork's blocks were stored while another chain was canonical: none of their txs may be mined twice
+  // on the chain they now make.
+  const twice = await txMinedTwice(sql, restored);
+  if (twice) {
+    throw new InvalidMessageError(
+      `the fork ending at block ${parent.block_height} (${parent.index_block_hash}) mines transaction ` +
+        `${twice.tx_id} a second time (first in the block at height ${twice.block_height}): it cannot become ` +
+        `canonical`,
+    );
+  }
   await addBlockContributions(sql, restored);
   await pruneMinedTxs(sql, await minedTxKeys(sql, restored));
   const orphanedTxIds = [...(await txIdsOfBlocks(sql, orphaned)), ...orphanedMicroblockTxIds];

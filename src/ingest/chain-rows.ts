@@ -34,9 +34,9 @@ export class InvalidMessageError extends Error {
 }
 
 /**
- * A well-formed message that conflicts with what the index holds: answered 409, nothing written. A block
- * whose parent was never received goes in once the missing messages have been replayed (the node keeps
- * re-sending it); a block already indexed with other content never does (the stored one is kept).
+ * A well-formed message that conflicts with what the index holds: answered 409, nothing written. Only a
+ * block whose parent was never received: it goes in once the missing messages are delivered (the node keeps
+ * re-sending it). docs/observer.md says why a node that delivers every message never meets it.
  */
 export class MessageConflictError extends InvalidMessageError {
   override readonly statusCode: number = 409;

@@ -17,11 +17,12 @@ export interface DecodedBlock {
   error?: unknown;
 }
 
-/** A `/new_mempool_tx` message's rows decoded before its transaction (`decodeMempoolTxs`), or the error. */
+/** A `/new_mempool_tx` message's rows decoded before its transaction (`decodeMempoolTxs`). */
 export interface DecodedMempoolTxs {
   payload: unknown;
-  rows?: MempoolTxRow[];
-  error?: unknown;
+  rows: MempoolTxRow[];
+  /** the raw txs the codec could not decode, left out */
+  undecodable: { tx_id: string; reason: string }[];
 }
 
 /** What every message handler needs besides the payload. */

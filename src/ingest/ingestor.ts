@@ -4,11 +4,9 @@ import type { TransactionSql } from '../store/db.js';
 import { AnalyzeSchedule } from '../store/maintenance.js';
 import { chainStateChanged } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
-import { sendAll } from '../store/write/bulk.js';
-import { insertBurnBlock, orphanOtherBurnBlocks } from '../store/write/burn-blocks.js';
 import { beginLoggedMessage, markMessageSkipped } from '../store/write/message-log.js';
-import { lockChainTip, raiseBurnTip } from '../store/write/tip.js';
 import { applyNewBlock, decodeBlock } from './apply-block.js';
+import { applyNewBurnBlock } from './apply-burn-block.js';
 import { applyDropMempoolTxs, applyNewMempoolTxs, decodeMempoolTxs } from './apply-mempool.js';
 import { applyNewMicroblocks } from './apply-microblocks.js';
 import { InvalidMessageError } from './chain-rows.js';
@@ -33,7 +31,11 @@ const utf8 = new TextDecoder();
 const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /** Thrown to roll a message's transaction back, its raw-log row included: the message changed nothing. */
-class NothingToCommit extends Error {}
+class NothingToCommit extends Error {
+  constructor(readonly outcome: 'duplicate' | 'reannounced') {
+    super(outcome);
+  }
+}
 
 /** The message was not applied: an unknown path, malformed JSON, or a payload missing required fields. */
 class UnknownPathError extends InvalidMessageError {}
@@ -46,6 +48,11 @@ export type ApplyOutcome =
    * indexed came again in another serialization: nothing done, not even logged
    */
   | 'duplicate'
+  /**
+   * a block (or burn block) already indexed came again saying something else: nothing done, not even
+   * logged; the stored one is kept (apply-block.ts `compareWithStored` says why it is not refused)
+   */
+  | 'reannounced'
   /**
    * the message did not fit the index and changed nothing (microblocks not built on the chain tip): kept in
    * the raw log, answered 200 as stacks-node expects, and applied if the same message comes again later
@@ -67,33 +74,25 @@ export interface IngestorOptions {
 
 /**
  * A handler returns `'skipped'` when the message changed nothing because it does not fit the index, and
- * `'duplicate'` when it says what the index already holds (its transaction is then rolled back).
+ * `'duplicate'` or `'reannounced'` when it names what the index already holds (its transaction is then
+ * rolled back).
  */
 type Handler = (sql: TransactionSql, payload: never, ctx: ApplyContext) => Promise<unknown>;
 
 const handlers: Record<ObserverPath, Handler> = {
-  '/new_block': async (sql, msg: NewBlock, ctx) =>
-    (await applyNewBlock(sql, msg, ctx)) ? 'applied' : 'duplicate',
+  '/new_block': (sql, msg: NewBlock, ctx) => applyNewBlock(sql, msg, ctx),
   '/new_microblocks': async (sql, msg: NewMicroblocks, ctx) =>
     (await applyNewMicroblocks(sql, msg, ctx)) ? 'applied' : 'skipped',
   '/new_mempool_tx': (sql, msg: NewMempoolTx, ctx) => applyNewMempoolTxs(sql, msg, ctx),
   '/drop_mempool_tx': (sql, msg: DropMempoolTx, ctx) => applyDropMempoolTxs(sql, msg, ctx),
-  '/new_burn_block': async (sql, msg: NewBurnBlock) => {
-    const row = {
-      burn_block_hash: msg.burn_block_hash,
-      burn_block_height: msg.burn_block_height,
-      burn_amount: String(msg.burn_amount ?? 0),
-      reward_recipients: msg.reward_recipients ?? [],
-      reward_slot_holders: msg.reward_slot_holders ?? [],
-    };
-    // the tip lock and the insert are sent together (pipelined), as are the two updates
-    const [, added] = await Promise.all([lockChainTip(sql), insertBurnBlock(sql, row)]);
-    if (added) await sendAll([orphanOtherBurnBlocks(sql, row), raiseBurnTip(sql, msg.burn_block_height)]);
-  },
+  '/new_burn_block': (sql, msg: NewBurnBlock, ctx) => applyNewBurnBlock(sql, msg, ctx),
   // kept in the raw log only
   '/attachments/new': async () => {},
   '/stackerdb_chunks': async () => {},
   '/proposal_response': async () => {},
+  '/mined_block': async () => {},
+  '/mined_microblock': async () => {},
+  '/mined_nakamoto_block': async () => {},
 };
 
 /** A message parsed, validated and hashed, ready to be applied (`Ingestor.prepare`). */
@@ -240,7 +239,7 @@ export class Ingestor {
     const started = performance.now();
     const outcome = await this.applyInTransaction(message, ctx);
     if (outcome === 'applied') chainStateChanged(this.store);
-    if (outcome !== 'duplicate') await this.options.afterCommit?.(path);
+    if (outcome !== 'duplicate' && outcome !== 'reannounced') await this.options.afterCommit?.(path);
     this.lastMessageAt = Date.now();
     const ms = Math.round(performance.now() - started);
     if (path === '/new_block' && outcome === 'applied') {
@@ -272,7 +271,7 @@ export class Ingestor {
         const logged = await beginLoggedMessage(sql, this.store.engine, message);
         if (!logged) return 'duplicate' as const;
         const result = await handlers[path](sql, payload as never, ctx);
-        if (result === 'duplicate') throw new NothingToCommit();
+        if (result === 'duplicate' || result === 'reannounced') throw new NothingToCommit(result);
         const skipped = result === 'skipped';
         if (skipped && (await markMessageSkipped(sql, contentHash)) === 'duplicate')
           return 'duplicate' as const;
@@ -280,7 +279,7 @@ export class Ingestor {
         return skipped ? ('skipped' as const) : ('applied' as const);
       });
     } catch (err) {
-      if (err instanceof NothingToCommit) return 'duplicate';
+      if (err instanceof NothingToCommit) return err.outcome;
       throw asInvalidMessage(err, path) ?? err;
     }
   }

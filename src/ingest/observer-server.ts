@@ -14,10 +14,11 @@ export interface ObserverServerOptions {
 }
 
 /**
- * The event-observer door: the stacks-node POSTs chain events here. It answers 200 only once a message is
- * committed; a malformed message gets 400 (a block whose parent is missing, or a known block with other
- * content, 409) and writes nothing; any
- * other failure (the database is down...) gets 500 so the node retries the same message. It serves nothing else (no read API, no API keys).
+ * The event-observer door: the stacks-node POSTs chain events here. It answers 200 once a message is
+ * committed (or found to change nothing: a duplicate); a message no node sends gets 400 (a block whose
+ * parent is missing, 409) and writes nothing; any other failure (the database is down...) gets 500, so the
+ * node retries the same message. A node re-sends until it gets a 200, so every non-2xx answer is listed in
+ * docs/observer.md with why a real node never meets it. It serves nothing else (no read API, no API keys).
  */
 export function buildObserverServer(options: ObserverServerOptions): FastifyInstance {
   const guards = observerGuards({ secret: options.secret ?? '', budgetBytes: options.bodyLimitBytes });

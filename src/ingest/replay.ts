@@ -7,6 +7,7 @@ import { fileSize, formatTsvLine, readTsv } from '../protocol/tsv.js';
 
 export interface ReplayStats {
   messages: number;
+  /** messages naming what the index already holds (the same content, or other content: `reannounced`) */
   duplicates: number;
   /** messages that did not fit the index when replayed (microblocks off the tip): logged, no effect */
   skipped: number;
@@ -68,7 +69,7 @@ export async function replayFile(
     inFlight = ingestor.applyPrepared(prepared, sent).then(
       (outcome) => {
         stats.messages++;
-        if (outcome === 'duplicate') stats.duplicates++;
+        if (outcome === 'duplicate' || outcome === 'reannounced') stats.duplicates++;
         if (outcome === 'skipped') stats.skipped++;
         if (message.path === '/new_block') stats.blocks++;
         stats.seconds = (performance.now() - started) / 1000;

@@ -5,8 +5,8 @@ import { Compile } from 'typebox/compile';
 // (the node adds fields across versions); missing required ones, and values the index cannot hold (wrong
 // type, out of a column's range, over-long), make the message a 400 before anything is written.
 
-/** Hex bytes of any length: raw transactions, Clarity values. */
-const Hex = Type.String({ pattern: '^0x[0-9a-fA-F]*$' });
+/** Hex bytes of any length (two digits a byte: a node writes bytes): raw transactions, Clarity values. */
+const Hex = Type.String({ pattern: '^0x(?:[0-9a-fA-F]{2})*$' });
 /** A 32-byte hash: block hashes, transaction ids. */
 const Hash = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
 /** Heights, indexes and sequences: PostgreSQL `integer` columns. */
@@ -187,7 +187,12 @@ export function isIndexedEventType(type: string): type is IndexedEventType {
   return Object.hasOwn(eventBodyValidators, type);
 }
 
-/** Messages kept in the raw log only. */
+/**
+ * Messages kept in the raw log only. The node sends every path of stacks-core's event dispatcher
+ * (`PATH_*` in stacks-node's event_dispatcher.rs) that an observer's `events_keys` subscribe to, and re-sends
+ * each until it gets a 200: the miner's own paths (`mined_*`, for the `mined_blocks` and `mined_microblocks`
+ * keys) are taken too, so that no subscription stalls the node.
+ */
 const RawOnly = Type.Unknown();
 
 export const payloadValidators = {
@@ -199,6 +204,9 @@ export const payloadValidators = {
   '/attachments/new': Compile(RawOnly),
   '/stackerdb_chunks': Compile(RawOnly),
   '/proposal_response': Compile(RawOnly),
+  '/mined_block': Compile(RawOnly),
+  '/mined_microblock': Compile(RawOnly),
+  '/mined_nakamoto_block': Compile(RawOnly),
 } as const;
 
 export type ObserverPath = keyof typeof payloadValidators;

@@ -1,7 +1,16 @@
-import { createHash } from 'node:crypto';
-import { chmod, mkdir, readFile, realpath, rm, unlink, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import {
+  access,
+  chmod,
+  mkdir,
+  open,
+  readFile,
+  rm,
+  unlink,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
 import { basename, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { OperatorError } from '../errors.js';
@@ -13,9 +22,11 @@ import { OperatorError } from '../errors.js';
 // The lock is a Unix socket the holder listens on, in a private (0700) folder of the directory: binding a
 // path succeeds for one process only, and the kernel answers a connection only while that process lives,
 // so a holder that died (even by SIGKILL) is recognised at once — no heartbeat, no staleness delay, no
-// pid that could have been reused. The same socket lets a command reach the holder (`keys` goes through
-// a running server instead of writing behind its back). Checking for a dead holder and replacing its
-// socket is a short critical section, serialised between processes by proper-lockfile.
+// pid that could have been reused. The socket is a file of the directory itself, so the lock follows the
+// directory (its device and inode), not the name it was given: every spelling finds the same one. The same
+// socket lets a command reach the holder (`keys` goes through a running server instead of writing behind
+// its back). Checking for a dead holder and replacing its socket is a short critical section, serialised
+// between processes by proper-lockfile.
 
 /** Who holds a directory, as the holder wrote it down. */
 export interface DirectoryHolder {
@@ -64,28 +75,65 @@ const HOLDER_FILE = 'holder.json';
 const MAX_SOCKET_PATH = 100;
 /** Largest request accepted through the socket. */
 const MAX_REQUEST_BYTES = 64 * 1024;
+/** Opens a folder itself, never what a link points to (a link fails: ENOTDIR or ELOOP). */
+const OPEN_FOLDER = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-async function privateFolder(path: string): Promise<string> {
-  await mkdir(path, { recursive: true, mode: 0o700 });
-  // mkdir does not change a folder that exists
-  await chmod(path, 0o700);
-  return path;
+/**
+ * The directory's private folder, opened and checked: a folder (a link in its place is not followed),
+ * owned by the user running the service, closed to other users. Whoever could write in it could listen
+ * there first (answer `keys` commands, hold the directory) or remove the socket (let a second writer in);
+ * root may write anywhere, so this is checked on the folder itself, not left to permission errors.
+ */
+async function openPrivateFolder(directory: string): Promise<FileHandle> {
+  const path = join(directory, PRIVATE_FOLDER);
+  const handle = await open(path, OPEN_FOLDER).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOTDIR' && err.code !== 'ELOOP') throw err;
+    throw new DatabaseAccessError(
+      `${path} is not a folder (a symbolic link, or a file): the control folder of a database directory ` +
+        'must be a private folder of the user running the service; remove it',
+    );
+  });
+  try {
+    const { uid, mode } = await handle.stat();
+    const user = process.getuid?.();
+    if (user !== undefined && uid !== user) {
+      throw new DatabaseAccessError(
+        `${path} belongs to user ${uid}, not to the user running the service (${user}): the control folder ` +
+          'of a database directory must be private to that user; remove it, or run as its owner',
+      );
+    }
+    if ((mode & 0o077) !== 0) {
+      throw new DatabaseAccessError(
+        `${path} is open to other users (mode 0${(mode & 0o777).toString(8)}): the control folder of a ` +
+          'database directory must be private (mode 0700); chmod 700 it, or remove it',
+      );
+    }
+    return handle;
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
 }
 
 /**
- * The socket's path: in the directory's private folder, or, when that path is too long for a Unix socket,
- * in a private folder of this user under the system temp directory, named by the directory's real path
- * (every process finds the same one, whatever path it was given).
+ * The socket's address. The socket is always a file in the directory's private folder, so every spelling
+ * of the directory (a link, "..", a bind mount) reaches the same file: the kernel resolves each to the one
+ * folder. When its path is too long for a socket address, it is named through the open folder's descriptor
+ * (Linux's /proc/self/fd/N: a short name for the same folder); there is no fallback folder elsewhere.
  */
-async function socketPath(directory: string): Promise<string> {
+async function socketAddress(directory: string, folder: FileHandle): Promise<string> {
   const inside = join(directory, PRIVATE_FOLDER, SOCKET_NAME);
   if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH) return inside;
-  const id = createHash('sha256')
-    .update(await realpath(directory))
-    .digest('hex')
-    .slice(0, 24);
-  const folder = await privateFolder(join(tmpdir(), `stacks-read-api-${userInfo().uid}`));
-  return join(folder, `${id}.sock`);
+  const descriptor = `/proc/self/fd/${folder.fd}`;
+  const named = await access(descriptor).then(
+    () => true,
+    () => false,
+  );
+  if (named) return join(descriptor, SOCKET_NAME);
+  throw new DatabaseAccessError(
+    `the database directory path ${directory} is too long for its control socket on this system ` +
+      `(${inside} must fit in ${MAX_SOCKET_PATH} bytes): set PGLITE_DIR to a shorter path`,
+  );
 }
 
 /** Resolves true when a process accepts connections on the socket (it may be busy: it is alive). */
@@ -133,8 +181,24 @@ function processCommand(): string {
 
 /** Takes the directory for this process, or throws DatabaseInUseError naming the process that has it. */
 export async function lockDirectory(directory: string): Promise<DirectoryLock> {
-  const folder = await privateFolder(join(directory, PRIVATE_FOLDER));
-  const path = await socketPath(directory);
+  const folder = join(directory, PRIVATE_FOLDER);
+  await mkdir(directory, { recursive: true, mode: 0o700 });
+  await mkdir(folder, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+  const opened = await openPrivateFolder(directory);
+  try {
+    return await holdDirectory(directory, opened);
+  } catch (err) {
+    await opened.close();
+    throw err;
+  }
+}
+
+/** Listens on the socket in `opened`, the directory's private folder (kept open while held). */
+async function holdDirectory(directory: string, opened: FileHandle): Promise<DirectoryLock> {
+  const folder = join(directory, PRIVATE_FOLDER);
+  const path = await socketAddress(directory, opened);
   let handler: ControlHandler | undefined;
   const connections = new Set<Socket>();
   const server = createServer((socket) => {
@@ -181,8 +245,9 @@ export async function lockDirectory(directory: string): Promise<DirectoryLock> {
     async release() {
       await rm(join(folder, HOLDER_FILE), { force: true });
       for (const socket of connections) socket.destroy();
-      // closing a listening Unix socket removes its file
+      // closing a listening Unix socket removes its file (through the folder's descriptor: still open)
       await new Promise((resolve) => server.close(resolve));
+      await opened.close();
     },
   };
 }
@@ -220,7 +285,19 @@ export async function askDirectoryHolder(
   request: unknown,
   timeoutMs = 30_000,
 ): Promise<unknown> {
-  const path = await socketPath(directory);
+  const folder = await openPrivateFolder(directory).catch((err: Error) => {
+    if (err instanceof DatabaseAccessError) throw err;
+    throw new Error(`cannot reach the process holding ${directory}: ${err.message}`);
+  });
+  try {
+    return await exchange(directory, await socketAddress(directory, folder), request, timeoutMs);
+  } finally {
+    await folder.close();
+  }
+}
+
+/** Sends one request line to the socket at `path`, resolves with the answer's result. */
+function exchange(directory: string, path: string, request: unknown, timeoutMs: number): Promise<unknown> {
   const socket = connect(path);
   socket.setEncoding('utf8');
   socket.setTimeout(timeoutMs);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -17,6 +17,10 @@ import { sleep, startServe, type ServeProcess } from '../support/serve-process.j
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const scratch = await mkdtemp(join(tmpdir(), 'pglite-one-process-'));
 const dir = join(scratch, 'data');
+// The same directory under a longer name (through a link), too long for a Unix socket address.
+const spelled = join(scratch, 'the-same-data-directory-under-a-longer-name-'.repeat(2));
+// The system temp folder of the processes run here: where a shared folder would go, not the machine's.
+const temp = join(scratch, 'tmp');
 let server: ServeProcess | undefined;
 
 after(async () => {
@@ -42,6 +46,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> 
       LOG_LEVEL: 'warn',
       METRICS_ENABLED: 'false',
       VESTING_FILE: '',
+      TMPDIR: temp,
       ...env,
     },
   });
@@ -61,16 +66,20 @@ async function status(apiPort: number, key: string): Promise<number> {
 describe('PGlite: one process per directory, keys through the running server', () => {
   test('a second process is refused with one line; keys created and revoked from the CLI act on the server', async () => {
     const apiPort = await freePort();
+    await mkdir(temp);
     server = await startServe({
       databaseUrl: '',
       apiPort,
       observerPort: await freePort(),
-      env: { PGLITE_DIR: dir },
+      env: { PGLITE_DIR: dir, TMPDIR: temp },
     });
-    const holder = new RegExp(
-      `^error: the database directory ${dir} is in use by process ${server.pid} \\(main\\.ts serve, since [^)]+\\): ` +
-        'one process at a time may open it; stop that process first, or set PGLITE_DIR to another directory\\n$',
-    );
+    const pid = server.pid;
+    const holderOf = (spelling: string) =>
+      new RegExp(
+        `^error: the database directory ${spelling} is in use by process ${pid} \\(main\\.ts serve, since [^)]+\\): ` +
+          'one process at a time may open it; stop that process first, or set PGLITE_DIR to another directory\\n$',
+      );
+    const holder = holderOf(dir);
 
     // a second server, and a command that writes, are refused: exit 2, one line, no stack
     const second = await cli(['serve'], {
@@ -88,8 +97,14 @@ describe('PGlite: one process per directory, keys through the running server', (
       (err: unknown) => err instanceof DatabaseInUseError && err.holder?.pid === server?.pid,
     );
 
-    // keys go through the server: a created key works at once
-    const created = await cli(['keys', 'create', '--label', 'beside the server']);
+    // and under another spelling of the directory, whose socket path is too long for a socket address
+    await symlink(dir, spelled);
+    const elsewhere = await cli(['migrate'], { PGLITE_DIR: spelled });
+    assert.equal(elsewhere.code, 2);
+    assert.match(elsewhere.stderr, holderOf(spelled));
+
+    // keys go through the server, under either spelling: a created key works at once
+    const created = await cli(['keys', 'create', '--label', 'beside the server'], { PGLITE_DIR: spelled });
     assert.equal(created.code, 0, created.stderr);
     const key = created.stdout.trim();
     const id = /^sk_([0-9a-f]{12})_/.exec(key)?.[1];

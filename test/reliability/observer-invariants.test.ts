@@ -325,7 +325,73 @@ for (const engine of testEngines(import.meta.url)) {
       }
     });
 
-    test('a known block re-serialized is a duplicate that changes nothing; with other content: 409 (item 8)', async () => {
+    test('a transaction is mined at most once on a chain: a block mining one again is refused', async () => {
+      const ctx = await openObserver(engine);
+      try {
+        const t = new Transfers();
+        const firstTxs = await t.txs(2);
+        const first = t.chain.buildBlock({ txs: firstTxs });
+        const secondTxs = await t.txs(2);
+        const second = t.chain.buildBlock({ txs: secondTxs });
+        for (const b of [first, second]) {
+          assert.equal((await post(ctx.app, '/new_block', b.message.body)).statusCode, 200);
+        }
+        const balances = await databaseDigest(ctx.store.sql, ['stx_balances', 'principal_stats']);
+        // On the tip, beside a new tx.
+        const [fresh] = await t.txs(1);
+        await refused(
+          ctx,
+          '/new_block',
+          t.chain.buildBlock({ txs: [fresh, firstTxs[1]] }).message.body,
+          /^block 3 \(0x[0-9a-f]{64}\): transaction 0x[0-9a-f]{64} is already mined on its chain, in the block at height 1$/,
+        );
+        // A fork of the tip (on block 1) mining block 1's tx again: its own chain holds it too.
+        await refused(
+          ctx,
+          '/new_block',
+          t.chain.buildBlock({ parent: first.block, txs: [firstTxs[0]] }).message.body,
+          /^block 2 .*is already mined on its chain, in the block at height 1$/,
+        );
+        assert.equal(await tipHeight(ctx.store), 2);
+        assert.deepEqual(await databaseDigest(ctx.store.sql, ['stx_balances', 'principal_stats']), balances);
+
+        // The same txs in two competing forks are what a reorg looks like: a fork of block 2 on block 1
+        // mining block 2's txs goes in, and its child makes it canonical, each tx mined once.
+        const fork = t.chain.buildBlock({ parent: first.block, txs: secondTxs });
+        const child = t.chain.buildBlock({ parent: fork.block, txs: [] });
+        for (const b of [fork, child]) {
+          const res = await post(ctx.app, '/new_block', b.message.body);
+          assert.equal(res.statusCode, 200, res.body);
+          assert.equal(res.json().outcome, 'applied');
+        }
+        assert.equal(await tipHeight(ctx.store), 3);
+        const minedOnce = await ctx.store.sql<{ tx_id: string; n: number }[]>`
+          SELECT tx_id, count(*)::int AS n FROM txs WHERE canonical GROUP BY tx_id HAVING count(*) > 1`;
+        assert.deepEqual([...minedOnce], []);
+
+        // A fork that grows while another chain is canonical is checked when it would take over: one of its
+        // blocks mining block 1's tx again is taken as a fork, but the block that would make it canonical
+        // is refused, and nothing changes.
+        const deep2 = t.chain.buildBlock({ parent: first.block, txs: await t.txs(1) });
+        const deep3 = t.chain.buildBlock({ parent: deep2.block, txs: [firstTxs[0]] });
+        const deep4 = t.chain.buildBlock({ parent: deep3.block, txs: [] });
+        for (const b of [deep2, deep3]) {
+          assert.equal((await post(ctx.app, '/new_block', b.message.body)).statusCode, 200);
+        }
+        await refused(
+          ctx,
+          '/new_block',
+          deep4.message.body,
+          /^the fork ending at block 3 \(0x[0-9a-f]{64}\) mines transaction 0x[0-9a-f]{64} a second time \(first in the block at height 1\): it cannot become canonical$/,
+        );
+        assert.equal(await tipHeight(ctx.store), 3);
+      } finally {
+        await ctx.app.close();
+        await ctx.store.close();
+      }
+    });
+
+    test('a known block re-serialized is a duplicate that changes nothing; with other content it is reannounced: 200, the stored block kept', async () => {
       const ctx = await openObserver(engine);
       try {
         const t = new Transfers();
@@ -358,20 +424,17 @@ for (const engine of testEngines(import.meta.url)) {
           assert.deepEqual(await databaseDigest(ctx.store.sql, INDEX_TABLES), applied);
         }
 
-        // The same index_block_hash with other content: a tx's result, or one event less. Refused; the stored
-        // block stays.
-        const conflict =
-          /^block 2 \(0x[0-9a-f]{64}\) is already indexed with other content \(from the message with content hash [0-9a-f]{64}\); the stored block is kept$/;
+        // The same index_block_hash with other content: a tx's result, or one event less. The hash commits to
+        // the block, so this is that block: the stored one stays, and the node gets its 200 (a refusal would
+        // stall it: it re-sends until it gets one).
         for (const edit of [
           (p: Payload) => (p.transactions[1].raw_result = '0x0704'), // (ok false), not (ok true)
           (p: Payload) => p.events.pop(),
           (p: Payload) => (p.burn_block_time = Number(p.burn_block_time) + 1),
         ]) {
           const res = await post(ctx.app, '/new_block', edited(next, edit, { keepHash: true }));
-          assert.equal(res.statusCode, 409, res.body);
-          assert.deepEqual(Object.keys(res.json()).sort(), ['error', 'message', 'statusCode']);
-          assert.equal(res.json().error, 'Conflict');
-          assert.match(res.json().message, conflict);
+          assert.equal(res.statusCode, 200, res.body);
+          assert.deepEqual(res.json(), { result: 'ok', outcome: 'reannounced' });
           assert.deepEqual(await databaseDigest(ctx.store.sql, INDEX_TABLES), applied);
         }
       } finally {

@@ -40,7 +40,7 @@ before(async () => {
 });
 
 type Outcomes = Record<ApplyOutcome, number>;
-const none = (): Outcomes => ({ applied: 0, duplicate: 0, skipped: 0 });
+const none = (): Outcomes => ({ applied: 0, duplicate: 0, reannounced: 0, skipped: 0 });
 
 async function deliverClean(store: Store, stream: Stream): Promise<Outcomes> {
   const ingestor = new Ingestor(store, { isMainnet: stream.mainnet, logger: silentLogger });

@@ -1,7 +1,23 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -40,6 +56,33 @@ async function listeningTcpInodes(): Promise<Set<string>> {
     }
   }
   return listening;
+}
+
+/**
+ * Runs `fn` with the system temp folder (TMPDIR) pointed at a fresh folder of the test: where a shared
+ * temp folder would be, without touching the machine's.
+ */
+async function withSharedTemp(fn: (shared: string) => Promise<void>): Promise<void> {
+  const shared = await mkdtemp(join(scratch, 'shared-tmp-'));
+  const saved = process.env.TMPDIR;
+  process.env.TMPDIR = shared;
+  try {
+    await fn(shared);
+  } finally {
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
+  }
+}
+
+/** Someone else listening at `path`, answering every request as a holder that ran it would. */
+async function fakeHolder(path: string): Promise<{ server: Server; asked: number }> {
+  const impostor = { server: createServer(), asked: 0 };
+  impostor.server.on('connection', (socket) => {
+    impostor.asked += 1;
+    socket.end(JSON.stringify({ result: 'the impostor' }) + '\n');
+  });
+  await new Promise<void>((resolve) => impostor.server.listen(path, resolve));
+  return impostor;
 }
 
 describe('PGlite: no door to the database', () => {
@@ -177,28 +220,35 @@ describe('PGlite: one process per directory', () => {
     }
   });
 
-  test('the socket left by a holder that died is taken over', async () => {
-    const dir = join(scratch, 'dead-holder');
-    await mkdir(join(dir, '.control'), { recursive: true, mode: 0o700 });
-    // what a killed holder leaves: its socket file, with nobody listening, and its note
-    const killed = spawn(
-      process.execPath,
-      [
-        '-e',
-        "require('net').createServer().listen(process.argv[1], () => process.kill(process.pid, 'SIGKILL'))",
-        join(dir, '.control', 'control.sock'),
-      ],
-      { stdio: 'ignore' },
-    );
-    assert.deepEqual(await once(killed, 'exit'), [null, 'SIGKILL']);
-    assert.ok((await stat(join(dir, '.control', 'control.sock'))).isSocket());
-    await writeFile(join(dir, '.control', 'holder.json'), '{"pid":999999,"command":"gone","since":"x"}');
-    const lock = await lockDirectory(dir);
-    try {
-      const holder = JSON.parse(await readFile(join(dir, '.control', 'holder.json'), 'utf8'));
-      assert.equal(holder.pid, process.pid);
-    } finally {
-      await lock.release();
+  test('the socket left by a holder that died is taken over (also when the path is too long for a socket)', async () => {
+    for (const dir of [join(scratch, 'dead-holder'), join(scratch, 'a-long-dead-holder-name-'.repeat(5))]) {
+      await mkdir(join(dir, '.control'), { recursive: true, mode: 0o700 });
+      // what a killed holder leaves: its socket file, with nobody listening, and its note (the socket is
+      // bound through the folder's descriptor, a name short enough for any path)
+      const killed = spawn(
+        process.execPath,
+        [
+          '-e',
+          "const fd = require('fs').openSync(process.argv[1], 'r'); require('net').createServer()" +
+            ".listen(`/proc/self/fd/${fd}/control.sock`, () => process.kill(process.pid, 'SIGKILL'))",
+          join(dir, '.control'),
+        ],
+        { stdio: 'ignore' },
+      );
+      assert.deepEqual(await once(killed, 'exit'), [null, 'SIGKILL']);
+      assert.ok((await stat(join(dir, '.control', 'control.sock'))).isSocket());
+      await writeFile(join(dir, '.control', 'holder.json'), '{"pid":999999,"command":"gone","since":"x"}');
+      const lock = await lockDirectory(dir);
+      try {
+        const holder = JSON.parse(await readFile(join(dir, '.control', 'holder.json'), 'utf8'));
+        assert.equal(holder.pid, process.pid);
+        lock.serve(async () => 'taken over');
+        assert.equal(await askDirectoryHolder(dir, {}), 'taken over');
+      } finally {
+        await lock.release();
+      }
+      // released: the socket file is gone with its holder
+      await assert.rejects(stat(join(dir, '.control', 'control.sock')), { code: 'ENOENT' });
     }
   });
 
@@ -222,6 +272,143 @@ describe('PGlite: one process per directory', () => {
         await lock.release();
       }
       await assert.rejects(askDirectoryHolder(dir, { n: 1 }), /cannot reach the process holding/);
+    }
+  });
+
+  test('one directory under several spellings (a link, "..", a path too long for a socket) has one holder', async () => {
+    const dir = join(scratch, 'spelled');
+    await mkdir(dir);
+    // spellings too long for a Unix socket address once ".control/control.sock" is added (sun_path: 108 bytes)
+    const longName = 'another-name-for-the-same-directory-'.repeat(3);
+    const viaLink = join(scratch, longName);
+    await symlink(dir, viaLink);
+    await mkdir(join(scratch, `${longName}-real`));
+    const viaDots = `${scratch}/${longName}-real/../spelled`;
+    await withSharedTemp(async () => {
+      for (const [held, asked] of [
+        [dir, viaLink],
+        [dir, viaDots],
+        [viaLink, dir],
+        [viaDots, viaLink],
+      ]) {
+        const lock = await lockDirectory(held);
+        try {
+          const refused = await lockDirectory(asked).then(
+            (second) => second.release().then(() => assert.fail(`${asked} was taken while ${held} was held`)),
+            (err: unknown) => err,
+          );
+          assert.ok(refused instanceof DatabaseInUseError, String(refused));
+          assert.equal(refused.directory, asked);
+          assert.equal(refused.holder?.pid, process.pid);
+          // and a request sent under the other spelling reaches the holder
+          lock.serve(async () => ({ heldAs: held }));
+          assert.deepEqual(await askDirectoryHolder(asked, {}), { heldAs: held });
+        } finally {
+          await lock.release();
+        }
+      }
+    });
+  });
+
+  test('a path too long for a socket: the socket stays in the directory, whatever waits in the temp folder', async () => {
+    const dir = join(scratch, 'a-very-long-directory-name-'.repeat(4));
+    const lockedAt = join(dir, '.control', 'control.sock');
+    assert.ok(Buffer.byteLength(lockedAt) > 108, 'the socket path is too long for a socket address');
+    await withSharedTemp(async (shared) => {
+      // another user made the temp folder a link to a folder of their choosing
+      const decoy = join(scratch, 'decoy');
+      await mkdir(decoy, { mode: 0o755 });
+      await chmod(decoy, 0o755);
+      const sharedFolder = join(shared, `stacks-read-api-${process.getuid!()}`);
+      await symlink(decoy, sharedFolder);
+      const lock = await lockDirectory(dir);
+      try {
+        lock.serve(async () => 'the holder');
+        assert.equal(await askDirectoryHolder(dir, {}), 'the holder');
+        assert.ok((await lstat(lockedAt)).isSocket());
+      } finally {
+        await lock.release();
+      }
+      // the link was not followed: its target keeps its mode and holds nothing
+      assert.equal((await stat(decoy)).mode & 0o777, 0o755);
+      assert.deepEqual(await readdir(decoy), []);
+      assert.ok((await lstat(sharedFolder)).isSymbolicLink());
+
+      // or made the folder open to all, and listens where the directory's socket would be named there:
+      // it is neither taken for the holder nor asked anything
+      await rm(sharedFolder);
+      await mkdir(sharedFolder, { mode: 0o777 });
+      await chmod(sharedFolder, 0o777);
+      const named = createHash('sha256')
+        .update(await realpath(dir))
+        .digest('hex')
+        .slice(0, 24);
+      const impostor = await fakeHolder(join(sharedFolder, `${named}.sock`));
+      try {
+        const held = await lockDirectory(dir);
+        try {
+          held.serve(async () => 'the holder');
+          assert.equal(await askDirectoryHolder(dir, {}), 'the holder');
+        } finally {
+          await held.release();
+        }
+        assert.equal(impostor.asked, 0);
+        assert.equal((await stat(sharedFolder)).mode & 0o777, 0o777);
+      } finally {
+        await new Promise((resolve) => impostor.server.close(resolve));
+      }
+    });
+  });
+
+  test('the control folder must be a private folder of this user: a link, another owner, an open mode are refused', async () => {
+    // Checked on the folder itself (owner, mode, link), not by trying to write: root, which runs the suite
+    // here, is allowed to write anywhere.
+    const decoy = join(scratch, 'control-decoy');
+    await mkdir(decoy, { mode: 0o755 });
+    await chmod(decoy, 0o755);
+    const linked = join(scratch, 'control-linked');
+    await mkdir(linked);
+    await symlink(decoy, join(linked, '.control'));
+    await assert.rejects(lockDirectory(linked), (err: unknown) => {
+      assert.ok(err instanceof DatabaseAccessError);
+      assert.equal(
+        err.message,
+        `${linked}/.control is not a folder (a symbolic link, or a file): the control folder of a database ` +
+          'directory must be a private folder of the user running the service; remove it',
+      );
+      return true;
+    });
+    assert.equal((await stat(decoy)).mode & 0o777, 0o755);
+    assert.deepEqual(await readdir(decoy), []);
+
+    // open to all, with someone listening in it: not taken, and not asked
+    const open = join(scratch, 'control-open');
+    await mkdir(join(open, '.control'), { recursive: true });
+    await chmod(join(open, '.control'), 0o777);
+    const impostor = await fakeHolder(join(open, '.control', 'control.sock'));
+    try {
+      const refusal =
+        `${open}/.control is open to other users (mode 0777): the control folder of a database directory ` +
+        'must be private (mode 0700); chmod 700 it, or remove it';
+      await assert.rejects(lockDirectory(open), { message: refusal });
+      await assert.rejects(askDirectoryHolder(open, {}), { message: refusal });
+      assert.equal(impostor.asked, 0);
+      assert.equal((await stat(join(open, '.control'))).mode & 0o777, 0o777);
+    } finally {
+      await new Promise((resolve) => impostor.server.close(resolve));
+    }
+
+    // another user's folder (only root can make one to test with)
+    if (process.getuid!() === 0) {
+      const foreign = join(scratch, 'control-foreign');
+      await mkdir(join(foreign, '.control'), { recursive: true, mode: 0o700 });
+      await chown(join(foreign, '.control'), 65534, 65534);
+      await assert.rejects(lockDirectory(foreign), {
+        message:
+          `${foreign}/.control belongs to user 65534, not to the user running the service (0): the control ` +
+          'folder of a database directory must be private to that user; remove it, or run as its owner',
+      });
+      assert.equal((await stat(join(foreign, '.control'))).uid, 65534);
     }
   });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createApiKey } from '../../src/api/plugins/api-keys.js';
+import { createApiKey, revokeKey } from '../../src/api/plugins/api-keys.js';
 import { openReplicaStore } from '../../src/cli/runtime.js';
 import { serve, type RunningService } from '../../src/cli/serve.js';
 import { loadConfig } from '../../src/config.js';
@@ -143,28 +143,32 @@ describe('read replicas (PostgreSQL streaming replication)', { skip }, () => {
     assert.deepEqual(ready.primary, { reachable: true, stacks_tip_height: 28, blocks_behind: 0 });
     assert.equal(ready.ingest.stacks_tip_height, 28);
 
-    // API keys: created on the primary, seen by the reader through replication, `last used` written back
-    // to the primary (a replica cannot take writes).
+    // API keys: created on the primary, seen by the reader through replication (no notification reaches a
+    // replica: its server re-reads the keys every 2 s), `last used` written back to the primary (a replica
+    // cannot take writes); a revocation on the primary reaches the reader within the same bound.
     const primaryStore = new Store(await connectTestDatabase(primaryUrl));
+    const keyed = (key: string) => getJson(`${api}/extended/v2/blocks/28`, { 'x-api-key': key });
     try {
       const key = await createApiKey(primaryStore, 'replica test');
-      // Used only once replicated: a reader caches a refusal (unknown key) for its key-cache period.
-      const replicaStore = new Store(await connectTestDatabase(replicaUrl));
-      try {
-        await poll('the key on the replica', async () => {
-          const rows = await replicaStore.sql`SELECT 1 FROM api_keys WHERE id = ${key.id}`;
-          return rows.length === 1 ? true : undefined;
-        });
-      } finally {
-        await replicaStore.close();
-      }
-      const keyed = await getJson(`${api}/extended/v2/blocks/28`, { 'x-api-key': key.key });
-      assert.equal(keyed.status, 200);
-      assert.equal(keyed.body.hash, MOCKNET_TIP_HASH);
+      const created = Date.now();
+      const served = await poll('the new key served by the reader', async () => {
+        const res = await keyed(key.key);
+        return res.status === 200 ? res : undefined;
+      });
+      assert.ok(Date.now() - created < 5_000, `the new key took ${Date.now() - created} ms`);
+      assert.equal(served.body.hash, MOCKNET_TIP_HASH);
       await poll('last_used_at on the primary', async () => {
         const [row] = await primaryStore.sql`SELECT last_used_at FROM api_keys WHERE id = ${key.id}`;
         return row.last_used_at ? true : undefined;
       });
+      assert.equal(await revokeKey(primaryStore, key.id), 'revoked');
+      const revoked = Date.now();
+      const refused = await poll('the revoked key refused by the reader', async () => {
+        const res = await keyed(key.key);
+        return res.status === 403 ? res : undefined;
+      });
+      assert.ok(Date.now() - revoked < 5_000, `the revocation took ${Date.now() - revoked} ms`);
+      assert.equal(refused.body.message, 'The API key in X-API-Key is invalid or revoked');
     } finally {
       await primaryStore.close();
     }

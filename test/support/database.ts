@@ -36,6 +36,18 @@ export function connectTestDatabase(url: string, options: Partial<DatabaseOption
 
 export const silentLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
+export type LogLine = { level: number; msg: string; [k: string]: unknown };
+
+/** A logger at info whose lines are kept, parsed, to check what was logged. */
+export function capturingLogger() {
+  const lines: LogLine[] = [];
+  const logger = pino(
+    { level: 'info' },
+    { write: (line: string) => lines.push(JSON.parse(line) as LogLine) },
+  );
+  return { logger, lines };
+}
+
 /** A new, empty (not migrated) database on the given engine. */
 export async function openTestDatabase(engine: Engine): Promise<Database> {
   if (engine === 'pglite') {

@@ -32,6 +32,12 @@ export const PGLITE_SMOKE: Record<string, Smoke> = {
   'test/ingest/observer.test.ts': {
     why: 'ingest: 400 writes nothing, a re-sent block changes nothing, a message failing half-way rolls back',
   },
+  'test/api/access-control.test.ts': {
+    why: 'API keys: a valid key is served on its own budget whatever its IP spent; revocations reach the server',
+  },
+  'test/ingest/block-reannounced.test.ts': {
+    why: 'a real node re-announces a known block with other content: taken (200), the index unchanged',
+  },
   'test/reliability/crash.test.ts': {
     why: 'crash safety of a PGlite data directory: SIGKILLs while a chain is posted lose and double nothing',
   },

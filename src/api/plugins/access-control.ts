@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { ConfigError, type Config } from '../../config.js';
 import type { Store } from '../../store/store.js';
 import { accessCounters, type AccessCounters } from '../../metrics.js';
-import { ApiKeyVerifier, type ApiKeyIdentity } from './api-keys.js';
+import { ApiKeyRegistry, type ApiKeyIdentity } from './api-keys.js';
 import { memoryRateStore } from './memory-rate-store.js';
 
 /**
@@ -42,15 +42,18 @@ export interface AccessControlOptions {
   trustedProxies: string[];
   /** redis://… for counters shared by every instance; unset keeps them in this process. */
   redisUrl?: string;
-  /** How long a verified key is trusted without a database query; a revocation takes effect within it. */
-  keyCacheTtlMs?: number;
+  /**
+   * How often the valid keys are re-read when nothing announced a change (`ApiKeyRegistry`): the bound on
+   * a revocation or a new key reaching a read replica.
+   */
+  keyRefreshMs?: number;
   counters?: AccessCounters;
   /** Where key bookkeeping (last used) is written when `store` is a read-only replica: the primary. */
   writeStore?: Store;
 }
 
 const DEFAULT_WINDOW_MS = 60_000;
-const DEFAULT_KEY_CACHE_TTL_MS = 30_000;
+const DEFAULT_KEY_REFRESH_MS = 2_000;
 /** Longest a request waits on Redis before being served without a limit decision. */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
 
@@ -167,10 +170,13 @@ async function connectRedis(url: string, log: FastifyBaseLogger): Promise<Redis>
 
 /**
  * Access control of the read API, one `onRequest` hook on every route (and on 404s):
- * 1. the key in `X-API-Key`, if any, is verified (cached, see ApiKeyVerifier);
+ * 1. the key in `X-API-Key`, if any, is verified against the valid keys this process holds in memory
+ *    (`ApiKeyRegistry`: no database query per request, whatever the key);
  * 2. the request is counted (@fastify/rate-limit's stores: Redis when configured, else memory): per key for
- *    a valid key, else per client IP (requests with a bad key count against their IP); every answer gets
- *    `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds), and 429 adds `Retry-After`;
+ *    a valid key, else per client IP: a bad key counts against its IP's anonymous budget, so a client
+ *    trying made-up keys is refused (429) once that budget is spent, while a valid key from the same IP is
+ *    served on its own budget (the contract: a key's limit holds regardless of origin IP). Every answer
+ *    gets `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds), and 429 adds `Retry-After`;
  * 3. a bad key gets 403, a missing key 401 when keys are required.
  * If the counter store fails the request is served (fail open), logged (throttled) and counted.
  */
@@ -182,12 +188,12 @@ export async function registerAccessControl(
   const counters = options.counters ?? accessCounters;
   const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
   const windowText = windowMs === DEFAULT_WINDOW_MS ? 'minute' : `${windowMs / 1000} s`;
-  const verifier = new ApiKeyVerifier(store, {
-    cacheTtlMs: options.keyCacheTtlMs ?? DEFAULT_KEY_CACHE_TTL_MS,
+  const keys = await ApiKeyRegistry.open(store, {
+    refreshMs: options.keyRefreshMs ?? DEFAULT_KEY_REFRESH_MS,
     logger: app.log,
     touchStore: options.writeStore,
   });
-  app.addHook('onClose', async () => verifier.close());
+  app.addHook('onClose', async () => keys.close());
   app.decorateRequest('apiKey', null);
 
   let limiter: ReturnType<FastifyInstance['createRateLimit']> | undefined;
@@ -210,33 +216,14 @@ export async function registerAccessControl(
   }
   const logStoreError = throttledErrorLog(app.log);
 
-  /**
-   * Whether the request's IP has no anonymous request left in this window. False when the store fails
-   * (fail open; the request's own count fails next, and is logged and counted then).
-   */
-  async function anonymousBudgetSpent(request: FastifyRequest): Promise<boolean> {
-    try {
-      const result = await limiter!(request, { increment: false });
-      return !result.isAllowed && result.remaining === 0;
-    } catch {
-      return false;
-    }
-  }
-
   app.addHook('onRequest', async (request, reply) => {
     if (isExempt(request)) return;
     const limited = limiter !== undefined && request.routeOptions.config?.rateLimit !== false;
     const presented = request.headers['x-api-key'];
     let invalidKey = false;
     if (presented !== undefined && presented !== '') {
-      // Several X-API-Key headers are not one key. A key this instance does not know as valid is not looked
-      // up for a client already over its anonymous budget (a bad key counts against that budget): a client
-      // cycling through made-up keys must cost neither a query nor a key-cache slot each. Such a request
-      // counts as anonymous and gets 429 until the window resets; a key already seen valid here is unaffected.
-      const unverified =
-        typeof presented !== 'string' ||
-        (limited && verifier.needsFirstLookup(presented) && (await anonymousBudgetSpent(request)));
-      request.apiKey = unverified ? null : await verifier.verify(presented);
+      // Several X-API-Key headers are not one key.
+      request.apiKey = typeof presented === 'string' ? await keys.verify(presented) : null;
       invalidKey = request.apiKey === null;
     }
 

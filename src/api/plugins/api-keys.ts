@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { findApiKey } from '../../store/read/api-keys.js';
+import { apiKeysVersion, listenForApiKeys, validApiKeys } from '../../store/read/api-keys.js';
 import type { Store } from '../../store/store.js';
 import { insertApiKey, revokeApiKey, touchApiKey } from '../../store/write/api-keys.js';
 
@@ -12,7 +12,8 @@ import { insertApiKey, revokeApiKey, touchApiKey } from '../../store/write/api-k
 // candidates, so scrypt would only add CPU per verification (and a DoS lever on cache misses). A pepper
 // would protect a leaked table only if the pepper did not leak with it, which for 256-bit secrets buys
 // nothing, and it is one more secret every instance must share and nobody can rotate without reissuing
-// every key. The id lets us fetch one row by primary key and compare the hashes in constant time.
+// every key. The id names the key's entry in each process's set of valid keys (`ApiKeyRegistry`); the hashes
+// are compared in constant time.
 
 const KEY_PATTERN = /^sk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 
@@ -38,143 +39,187 @@ function apiKeyId(key: string): string | null {
   return KEY_PATTERN.exec(key)?.[1] ?? null;
 }
 
-/** Creates and stores a key; returns its text (to print once) and id. */
+/** Creates and stores a key; returns its text (to print once) and id. Usable at once in this process. */
 export async function createApiKey(store: Store, label: string): Promise<NewApiKey> {
   for (;;) {
     const created = generateApiKey();
     // 48 random bits of id: a collision is astronomically rare, but cheap to survive.
-    if (await insertApiKey(store.sql, { id: created.id, key_hash: created.key_hash, label })) return created;
+    const key = { id: created.id, key_hash: created.key_hash, label };
+    if (await insertApiKey(store.sql, store.engine, key)) {
+      await refreshRegistries(store);
+      return created;
+    }
   }
 }
 
-/**
- * Revokes a key. The verifiers of this process on that database forget it at once (a key revoked through
- * a running server is refused from the next request); other processes within their cache period.
- */
+/** Revokes a key: refused at once by this process, by the others as `ApiKeyRegistry` says. */
 export async function revokeKey(store: Store, id: string): Promise<'unknown' | 'already' | 'revoked'> {
-  const outcome = await revokeApiKey(store.sql, id);
-  for (const verifier of verifiers.get(store.db) ?? []) verifier.forget(id);
+  const outcome = await revokeApiKey(store.sql, store.engine, id);
+  for (const registry of registries.get(store.db) ?? []) registry.forget(id);
+  await refreshRegistries(store);
   return outcome;
 }
 
-/** The verifiers of this process, by the database they read keys from. */
-const verifiers = new WeakMap<object, Set<ApiKeyVerifier>>();
+/** The registries of this process, by the database they read keys from. */
+const registries = new WeakMap<object, Set<ApiKeyRegistry>>();
+
+async function refreshRegistries(store: Store): Promise<void> {
+  await Promise.all([...(registries.get(store.db) ?? [])].map((registry) => registry.refresh()));
+}
 
 export interface ApiKeyIdentity {
   id: string;
   label: string;
 }
 
-interface CacheEntry {
-  /** SHA-256 of the key as 32 bytes; null when no usable key has this id (unknown or revoked). */
-  hash: Buffer | null;
+interface ValidKey {
+  /** SHA-256 of the key as 32 bytes */
+  hash: Buffer;
   label: string;
-  expiresAt: number;
 }
 
-export interface ApiKeyVerifierOptions {
-  /** How long a key row is trusted without asking the database again: also how long a revocation may take. */
-  cacheTtlMs: number;
-  /** Entries kept (keys and unknown ids); the oldest go first. */
-  maxEntries?: number;
-  logger?: { debug(obj: object, msg: string): void };
-  now?: () => number;
+export interface ApiKeyRegistryOptions {
+  /**
+   * How often the keys are checked for a change no notification announced: a read replica gets none (NOTIFY
+   * is not replicated), and a notification sent while the listening connection was down is lost.
+   */
+  refreshMs: number;
+  logger: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
   /** Where `last_used_at` is written, when the store keys are read from is a read-only replica. */
   touchStore?: Store;
+  /** A key's `last_used_at` is written at most this often (default 30 s). */
+  touchEveryMs?: number;
 }
 
 /**
- * Verifies presented keys. Key rows (and unknown ids) are cached in process for `cacheTtlMs`, so a keyed
- * request costs a database lookup only once per key per period per instance; a revocation therefore
- * takes effect within `cacheTtlMs`. Concurrent misses on one id share a single query.
+ * The valid API keys, held in memory by every process that serves the API: a presented key is verified
+ * without a database query, so a client sending made-up keys costs nothing but a hash, and a valid key is
+ * known whatever its IP did before (see access-control.ts). The set is read whole at start, then again when
+ * it changed: at once in the process that created or revoked a key (`createApiKey`, `revokeKey`), on a
+ * notification for the other processes on PostgreSQL (`api_keys` changes notify `API_KEYS_CHANNEL`), and
+ * within `refreshMs` everywhere, replicas included (a fingerprint of the table, `apiKeysVersion`, is read
+ * and the set only when it moved). While the database cannot be read the last set read stays in force.
  */
-export class ApiKeyVerifier {
-  private readonly cache = new Map<string, CacheEntry>();
-  private readonly loading = new Map<string, Promise<CacheEntry>>();
-  private readonly maxEntries: number;
-  private readonly now: () => number;
-  /** Counts `forget` calls: a lookup that overlapped one does not cache its answer. */
+export class ApiKeyRegistry {
+  private keys = new Map<string, ValidKey>();
+  private version: string | undefined;
+  private loading: Promise<void> | undefined;
+  /** a read that follows the one under way (a change may have come after it started) */
+  private readAgain: Promise<void> | undefined;
+  /** counts `forget` calls: a read that overlapped one reads again */
   private forgotten = 0;
+  private readonly touchedAt = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  private closed = false;
 
-  constructor(
+  private constructor(
     private readonly store: Store,
-    private readonly options: ApiKeyVerifierOptions,
-  ) {
-    this.maxEntries = options.maxEntries ?? 10_000;
-    this.now = options.now ?? Date.now;
-    let registered = verifiers.get(store.db);
-    if (!registered) verifiers.set(store.db, (registered = new Set()));
-    registered.add(this);
+    private readonly options: ApiKeyRegistryOptions,
+  ) {}
+
+  /** Reads the keys, then keeps them fresh until `close`. A database that cannot be read now is retried. */
+  static async open(store: Store, options: ApiKeyRegistryOptions): Promise<ApiKeyRegistry> {
+    const registry = new ApiKeyRegistry(store, options);
+    let registered = registries.get(store.db);
+    if (!registered) registries.set(store.db, (registered = new Set()));
+    registered.add(registry);
+    registry.timer = setInterval(() => void registry.refresh().catch(() => {}), options.refreshMs);
+    registry.timer.unref();
+    try {
+      registry.unlisten = await listenForApiKeys(store, () => void registry.refresh().catch(() => {}));
+      await registry.refresh();
+    } catch (err) {
+      options.logger.warn(
+        { err: (err as Error).message },
+        'API keys not read yet: the database is unavailable',
+      );
+    }
+    return registry;
   }
 
-  /** Drops what is cached about a key id (it was revoked in this process). */
-  forget(id: string) {
-    this.cache.delete(id);
-    this.forgotten += 1;
-  }
-
-  /** The server is closing: revocations need not reach this verifier any more. */
-  close() {
-    verifiers.get(this.store.db)?.delete(this);
-  }
-
-  /** The identity of a valid key, or null for a malformed, unknown or revoked one. */
-  async verify(key: string): Promise<ApiKeyIdentity | null> {
-    const id = apiKeyId(key);
-    if (id === null) return null;
-    const entry = await this.entry(id);
-    const presented = createHash('sha256').update(key, 'utf8').digest();
-    // Constant-time, and done even when the id has no usable key (against zeros), so the check itself takes
-    // the same time whatever the outcome.
-    const equal = timingSafeEqual(presented, entry.hash ?? DUMMY_HASH);
-    return equal && entry.hash !== null ? { id, label: entry.label } : null;
+  /** Whether the keys were read at least once (until then `verify` reads them). */
+  get loaded(): boolean {
+    return this.version !== undefined;
   }
 
   /**
-   * Whether verifying `key` would query the database for an id this instance does not know as a valid key
-   * (never seen, or seen unknown or revoked): what a client making keys up costs. A key seen valid whose
-   * cache entry expired is looked up again without this question.
+   * The identity of a valid key, or null for a malformed, unknown or revoked one. Reads the keys only when
+   * they were never read (the database was down at start): then it throws while the database is down.
    */
-  needsFirstLookup(key: string): boolean {
+  async verify(key: string): Promise<ApiKeyIdentity | null> {
+    if (!this.loaded) await this.refresh();
     const id = apiKeyId(key);
-    if (id === null) return false;
-    const cached = this.cache.get(id);
-    return !cached || (cached.hash === null && cached.expiresAt <= this.now());
+    if (id === null) return null;
+    const valid = this.keys.get(id);
+    const presented = createHash('sha256').update(key, 'utf8').digest();
+    // Constant-time, and done even when the id has no usable key (against zeros), so the check itself takes
+    // the same time whatever the outcome.
+    const equal = timingSafeEqual(presented, valid?.hash ?? DUMMY_HASH);
+    if (!equal || valid === undefined) return null;
+    this.touch(id);
+    return { id, label: valid.label };
   }
 
-  private async entry(id: string): Promise<CacheEntry> {
-    const cached = this.cache.get(id);
-    if (cached && cached.expiresAt > this.now()) return cached;
-    let pending = this.loading.get(id);
-    if (!pending) {
-      pending = this.load(id).finally(() => this.loading.delete(id));
-      this.loading.set(id, pending);
+  /** A key revoked in this process: refused from now on, before the set is read again. */
+  forget(id: string) {
+    this.keys.delete(id);
+    this.forgotten += 1;
+  }
+
+  /**
+   * Reads the table's fingerprint, and the keys when it moved; resolves once a read that began after this
+   * call has ended. Calls that come together share the reads.
+   */
+  refresh(): Promise<void> {
+    if (!this.loading) {
+      this.loading = this.read().finally(() => (this.loading = undefined));
+      return this.loading;
     }
-    return pending;
+    this.readAgain ??= this.loading
+      .catch(() => {})
+      .then(() => {
+        this.readAgain = undefined;
+        return this.refresh();
+      });
+    return this.readAgain;
   }
 
-  private async load(id: string): Promise<CacheEntry> {
-    const forgotten = this.forgotten;
-    const row = await findApiKey(this.store.sql, id);
-    const usable = row !== undefined && !row.revoked && /^[0-9a-f]{64}$/.test(row.key_hash);
-    const entry: CacheEntry = {
-      hash: usable ? Buffer.from(row.key_hash, 'hex') : null,
-      label: row?.label ?? '',
-      expiresAt: this.now() + this.options.cacheTtlMs,
-    };
-    // a key revoked while this lookup ran may have been read before the revocation: not kept
-    if (forgotten !== this.forgotten) return entry;
-    this.cache.delete(id);
-    this.cache.set(id, entry);
-    if (this.cache.size > this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);
-    if (usable) this.touch(id);
-    return entry;
+  private async read(): Promise<void> {
+    for (;;) {
+      const forgotten = this.forgotten;
+      const version = await apiKeysVersion(this.store.sql);
+      if (version === this.version) return;
+      const keys = new Map<string, ValidKey>();
+      for (const row of await validApiKeys(this.store.sql)) {
+        if (!/^[0-9a-f]{64}$/.test(row.key_hash)) continue;
+        keys.set(row.id, { hash: Buffer.from(row.key_hash, 'hex'), label: row.label });
+      }
+      // a key revoked while this read ran may have been read before the revocation: read again
+      if (forgotten !== this.forgotten) continue;
+      this.keys = keys;
+      this.version = version;
+      this.options.logger.debug({ keys: keys.size }, 'API keys read');
+      return;
+    }
   }
 
-  /** Best effort: a read-only replica cannot write, and a failed touch never fails a request. */
+  /** The server is closing: stops listening and polling. */
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    registries.get(this.store.db)?.delete(this);
+    await this.unlisten?.().catch(() => {});
+  }
+
+  /** Best effort, at most once per `touchEveryMs` per key: a failed touch never fails a request. */
   private touch(id: string) {
+    const now = Date.now();
+    if (now - (this.touchedAt.get(id) ?? 0) < (this.options.touchEveryMs ?? 30_000)) return;
+    this.touchedAt.set(id, now);
     touchApiKey((this.options.touchStore ?? this.store).sql, id).catch((err: unknown) => {
-      this.options.logger?.debug(
+      this.options.logger.debug(
         { key_id: id, err: (err as Error).message },
         'api key last_used_at not updated',
       );

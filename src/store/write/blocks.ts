@@ -21,6 +21,7 @@ import {
   txColumns,
 } from '../schema/tables.js';
 import type { BlockRow, ChainRows, MinerRewardRow, PrincipalTxRow, TxRow } from '../schema/rows.js';
+import { anchoredVisibleRow } from '../visibility.js';
 
 const blockSpec = columnSpec(blockColumns);
 const txSpec = columnSpec(txColumns);
@@ -274,6 +275,37 @@ export async function setBlocksCanonical(
   await sql`UPDATE smart_contracts SET canonical = ${canonical} WHERE index_block_hash = ANY(${indexBlockHashes})`;
   await sql`UPDATE principal_txs SET canonical = ${canonical} WHERE index_block_hash = ANY(${indexBlockHashes})`;
   await sql`UPDATE miner_rewards SET canonical = ${canonical} WHERE index_block_hash = ANY(${indexBlockHashes})`;
+}
+
+/** Where a tx is mined on the canonical chain. */
+export interface CanonicalTx {
+  tx_id: string;
+  block_height: number;
+}
+
+/** The rows of these txs mined in canonical blocks (a confirmed microblock's included). */
+export async function canonicalMinedTxs(sql: TransactionSql, txIds: string[]): Promise<CanonicalTx[]> {
+  if (txIds.length === 0) return [];
+  return sql<CanonicalTx[]>`
+    SELECT tx_id, block_height FROM txs WHERE tx_id = ANY(${txIds}) AND ${sql.unsafe(anchoredVisibleRow(''))}`;
+}
+
+/**
+ * A tx of these blocks (a fork just made canonical) that is now mined in two canonical blocks, and the lower
+ * of their heights; undefined when there is none.
+ */
+export async function txMinedTwice(
+  sql: TransactionSql,
+  indexBlockHashes: string[],
+): Promise<CanonicalTx | undefined> {
+  if (indexBlockHashes.length === 0) return undefined;
+  const [twice] = await sql<CanonicalTx[]>`
+    SELECT tx_id, min(block_height)::int AS block_height FROM txs
+    WHERE tx_id IN (SELECT tx_id FROM txs WHERE index_block_hash = ANY(${indexBlockHashes}))
+      AND ${sql.unsafe(anchoredVisibleRow(''))}
+    GROUP BY tx_id HAVING count(DISTINCT index_block_hash) > 1
+    LIMIT 1`;
+  return twice;
 }
 
 /** Tx ids mined in a set of blocks. */

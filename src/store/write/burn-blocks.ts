@@ -11,16 +11,26 @@ export interface BurnBlockRow {
 /**
  * Records a burn block. The newest burn block at a height wins: any other block at that height or above
  * belongs to a burnchain fork the node abandoned (`orphanOtherBurnBlocks`, to run when this one was added).
- * Returns false when the block was already known.
+ * Returns the stored row when the hash was already known (it is kept as it is), else undefined.
  */
-export async function insertBurnBlock(sql: TransactionSql, row: BurnBlockRow): Promise<boolean> {
-  const inserted = await sql`
-    INSERT INTO burn_blocks (burn_block_hash, burn_block_height, burn_amount, reward_recipients,
-      reward_slot_holders, canonical)
-    VALUES (${row.burn_block_hash}, ${row.burn_block_height}, ${row.burn_amount},
-      ${sql.json(row.reward_recipients as never)}, ${sql.json(row.reward_slot_holders as never)}, true)
-    ON CONFLICT (burn_block_hash) DO NOTHING`;
-  return inserted.count > 0;
+export async function insertBurnBlock(
+  sql: TransactionSql,
+  row: BurnBlockRow,
+): Promise<BurnBlockRow | undefined> {
+  const [known] = await sql<BurnBlockRow[]>`
+    WITH stored AS (
+      SELECT burn_block_hash, burn_block_height, burn_amount::text, reward_recipients, reward_slot_holders
+      FROM burn_blocks WHERE burn_block_hash = ${row.burn_block_hash}
+    ),
+    inserted AS (
+      INSERT INTO burn_blocks (burn_block_hash, burn_block_height, burn_amount, reward_recipients,
+        reward_slot_holders, canonical)
+      VALUES (${row.burn_block_hash}, ${row.burn_block_height}, ${row.burn_amount},
+        ${sql.json(row.reward_recipients as never)}, ${sql.json(row.reward_slot_holders as never)}, true)
+      ON CONFLICT (burn_block_hash) DO NOTHING
+    )
+    SELECT * FROM stored`;
+  return known;
 }
 
 /** Other burn blocks at this one's height or above are no longer canonical. Sent at once (see `sendAll`). */
