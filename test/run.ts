@@ -26,10 +26,11 @@ function findTests(dir: string): string[] {
 /**
  * Files that take minutes, started first so that the two workers end together instead of one running the
  * crash test alone at the end (measured on 2 cores: crash ~130 s, generated conformance ~115 s on both
- * engines, conformance ~45 s, db-outage ~30 s, api-fuzz ~25 s, the rest under 20 s each).
+ * engines, cache memory ~50 s alone, conformance ~45 s, db-outage ~30 s, api-fuzz ~25 s, the rest under 20 s each).
  */
 const SLOW_FIRST = [
   'test/reliability/crash.test.ts',
+  'test/api/cache-memory.test.ts',
   'test/conformance/generated.test.ts',
   'test/conformance/conformance.test.ts',
   'test/reliability/db-outage.test.ts',
