@@ -50,6 +50,38 @@ export const settings = {
     default: 3999,
     doc: 'public read API port',
   },
+  API_HEADERS_TIMEOUT_MS: {
+    schema: { type: 'integer', minimum: 1000, maximum: 600000 },
+    default: 10000,
+    doc: 'how long a read API client may take to send its request headers; past it the connection is closed (slowloris)',
+  },
+  API_REQUEST_TIMEOUT_MS: {
+    schema: { type: 'integer', minimum: 1000, maximum: 600000 },
+    default: 30000,
+    doc: 'how long a read API client may take to send its whole request (at least API_HEADERS_TIMEOUT_MS); past it: 408 and the connection closed',
+  },
+  API_KEEP_ALIVE_TIMEOUT_MS: {
+    schema: { type: 'integer', minimum: 1000, maximum: 600000 },
+    // Fastify's default: longer than the 60 s idle timeout of common load balancers, which must close an idle
+    // connection before the server does (else a request sent as the server closes it fails).
+    default: 72000,
+    doc: 'how long an idle keep-alive connection to the read API stays open',
+  },
+  API_MAX_CONNECTIONS: {
+    schema: { type: 'integer', minimum: 1, maximum: 1000000 },
+    default: 8192,
+    doc: "open connections to the read API at most; new ones are closed at once above it (lowered to the process's open-file limit less a reserve)",
+  },
+  API_MAX_CONNECTIONS_PER_IP: {
+    schema: { type: 'integer', minimum: 1, maximum: 1000000 },
+    default: 100,
+    doc: 'open connections to the read API per client IP (IPv6: per /64) at most; TRUSTED_PROXIES are not limited per IP',
+  },
+  CACHE_MAX_MB: {
+    schema: { type: 'integer', minimum: 1, maximum: 65536 },
+    default: 128,
+    doc: 'memory the read API may spend on kept answers and renderings, all routes together, in MiB (counted by what they retain)',
+  },
   OBSERVER_HOST: {
     schema: { type: 'string', minLength: 1 },
     default: '127.0.0.1',
@@ -70,6 +102,11 @@ export const settings = {
     // The largest blocks take tens of seconds to apply (a 40 MB block: ~20 s on PGlite): a bound well above.
     default: 120,
     doc: 'how long observer messages may wait without one being taken before GET /ready answers 503 (ingest stuck)',
+  },
+  OBSERVER_SECRET: {
+    schema: { type: 'string', pattern: '^([A-Za-z0-9_-]{16,})?$' },
+    default: '',
+    doc: 'when set, the observer accepts only requests whose path starts with /<secret>/ (the node endpoint host:port/<secret>); others get 401. 16+ characters of A-Z a-z 0-9 _ -',
   },
   CHAIN_ID: {
     schema: { type: 'string', pattern: '^(0x[0-9a-fA-F]{1,8}|[0-9]+)$' },

@@ -28,11 +28,12 @@ function findTests(dir: string): string[] {
 /**
  * Files that take minutes, started first so that the two workers end together instead of one running the
  * crash test alone at the end (measured on 2 cores: crash ~130 s, generated conformance ~115 s on both
- * engines, production ~60 s (~75 s when it builds dist/), conformance ~45 s, connection kills ~35 s,
- * db-outage ~30 s, api-fuzz ~25 s, the rest under 20 s each).
+ * engines, production ~60 s (~75 s when it builds dist/), cache memory ~50 s alone, conformance ~45 s,
+ * connection kills ~35 s, db-outage ~30 s, api-fuzz ~25 s, the rest under 20 s each).
  */
 const SLOW_FIRST = [
   'test/reliability/crash.test.ts',
+  'test/api/cache-memory.test.ts',
   'test/conformance/generated.test.ts',
   'test/cli/production.test.ts',
   'test/conformance/conformance.test.ts',

@@ -7,6 +7,8 @@ import { listenForChainState } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
 import { packageVersion } from '../version.js';
 import { registerKeyOrderSerializer } from './plugins/key-order.js';
+import { cacheMemory } from './cache/cache-memory.js';
+import { limitConnections, timeBoundOptions, type ConnectionLimits } from './connection-limits.js';
 import {
   registerAccessControl,
   trustProxySetting,
@@ -42,6 +44,10 @@ export interface ApiServerOptions {
   logRequests?: boolean;
   /** When this process runs the event observer: readiness fails while its ingest is stuck. */
   ingestProgress?: IngestWatch;
+  /** Time and count bounds of client connections (connection-limits.ts); none when absent. */
+  connectionLimits?: ConnectionLimits;
+  /** The bound of the process's caches, all routes together (cache/cache-memory.ts); 128 MiB when absent. */
+  cacheMaxBytes?: number;
 }
 
 const MAX_PARAM_LENGTH = 1000;
@@ -62,8 +68,18 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     },
     schemaErrorFormatter: (errors, part) => formatSchemaErrors(errors as ValidationFailure[], part),
     trustProxy: trustProxySetting(options.accessControl),
+    ...(options.connectionLimits && timeBoundOptions(options.connectionLimits)),
   }).withTypeProvider<TypeBoxTypeProvider>();
   registerKeyOrderSerializer(app);
+  if (options.connectionLimits) {
+    limitConnections(
+      app.server,
+      options.connectionLimits,
+      options.accessControl?.trustedProxies ?? [],
+      app.log,
+    );
+  }
+  if (options.cacheMaxBytes !== undefined) cacheMemory.setBound(options.cacheMaxBytes);
   registerErrorHandling(app);
   await registerConventions(app, options.apiVersion);
   if (options.requestMetrics) registerRequestMetrics(app, options.requestMetrics);

@@ -1,6 +1,8 @@
+import { isIPv4 } from 'node:net';
 import { MessageChannel } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { connectionLimitsFromConfig } from '../api/connection-limits.js';
 import { accessControlFromConfig } from '../api/plugins/access-control.js';
 import { accessCounters } from '../metrics.js';
 import { buildApiServer } from '../api/server.js';
@@ -139,12 +141,21 @@ export async function serve(
         ingestor,
         logger,
         bodyLimitBytes: config.OBSERVER_BODY_LIMIT_MB * 1024 * 1024,
+        secret: config.OBSERVER_SECRET,
       });
       servers.push(service.observer);
       await listening(doors, 'OBSERVER_PORT', () =>
         service.observer!.listen({ host: config.OBSERVER_HOST, port: config.OBSERVER_PORT }),
       );
       logger.info(`event observer listening on ${service.observer.addresses().map(url).join(', ')}`);
+      if (!config.OBSERVER_SECRET && !isLoopback(config.OBSERVER_HOST)) {
+        logger.warn(
+          { OBSERVER_HOST: config.OBSERVER_HOST },
+          `UNPROTECTED OBSERVER: OBSERVER_HOST=${config.OBSERVER_HOST} is not a loopback address and OBSERVER_SECRET is ` +
+            'empty, so any host that reaches this port can post chain events (a fake block made canonical); set ' +
+            'OBSERVER_SECRET and the node endpoint host:port/<secret>, or bind the observer to 127.0.0.1',
+        );
+      }
     }
     if (mode !== 'write-only' && reads) {
       service.api = await buildApiServer({
@@ -159,6 +170,8 @@ export async function serve(
           waitingSeconds: () => progress.waitingSeconds(),
           stallSeconds: config.INGEST_STALL_SECONDS,
         },
+        connectionLimits: connectionLimitsFromConfig(config),
+        cacheMaxBytes: config.CACHE_MAX_MB * 1024 * 1024,
       });
       servers.push(service.api);
       await listening(doors, 'API_PORT', () =>
@@ -196,6 +209,11 @@ async function listening<T>(doors: Door[], variable: Door['variable'], listen: (
     }
     throw err;
   }
+}
+
+/** Whether a bind address is loopback only (`0.0.0.0` and `::` are every interface). */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
 }
 
 const url = (a: string | { address: string; port: number; family: string }) =>

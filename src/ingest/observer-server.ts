@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { InvalidMessageError, type ApplyOutcome } from './ingestor.js';
+import { observerGuards } from './observer-guards.js';
 import { observerPaths } from '../protocol/payloads.js';
 
 export interface ObserverServerOptions {
@@ -8,6 +9,8 @@ export interface ObserverServerOptions {
   ingestor: { apply(path: string, body: Buffer): Promise<ApplyOutcome> };
   logger: Logger;
   bodyLimitBytes: number;
+  /** OBSERVER_SECRET: when set, only requests to /<secret>/... are taken (observer-guards.ts) */
+  secret?: string;
 }
 
 /**
@@ -18,11 +21,15 @@ export interface ObserverServerOptions {
  * docs/observer.md with why a real node never meets it. It serves nothing else (no read API, no API keys).
  */
 export function buildObserverServer(options: ObserverServerOptions): FastifyInstance {
+  const guards = observerGuards({ secret: options.secret ?? '', budgetBytes: options.bodyLimitBytes });
   const app = Fastify({
     loggerInstance: options.logger.child({ door: 'observer' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
+    rewriteUrl: guards.rewriteUrl,
   });
+  guards.register(app);
+  const ingestor = guards.counting(options.ingestor);
 
   // Keep the exact body: its text is stored verbatim in the raw log and hashed to detect re-delivery. Kept
   // as bytes: the ingest thread decodes them, and they move there without a copy (ingest-thread.ts).
@@ -38,7 +45,7 @@ export function buildObserverServer(options: ObserverServerOptions): FastifyInst
     app.post(path, async (request, reply) => {
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       try {
-        const outcome = await options.ingestor.apply(path, body);
+        const outcome = await ingestor.apply(path, body);
         return reply.send({ result: 'ok', outcome });
       } catch (err) {
         if (err instanceof InvalidMessageError) {

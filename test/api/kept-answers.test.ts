@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import Fastify from 'fastify';
 import { clientHasVersion } from '../../src/api/cache/etag.js';
+import { CacheMemory, ENTRY_BYTES } from '../../src/api/cache/cache-memory.js';
 import { KeptAnswers, keptByEtag, keptWithOwnTags } from '../../src/api/cache/kept-answers.js';
 import { freshApiServer, startTestApi } from '../support/api.js';
 import { addressOf, ev, transferTx } from '../support/chain.js';
@@ -15,30 +16,32 @@ const DAVE = addressOf('dave');
 
 describe('answers kept by their ETag', () => {
   test('found only under the tag they were made with; a new tag drops all; bounded in bytes', () => {
-    // each entry counts its body, its key, and its own tag and mempool version when it has them
-    const kept = new KeptAnswers({ maxBytes: 100 });
+    // each entry counts its body, its key, its own tag and mempool version when it has them, and ENTRY_BYTES for
+    // the objects holding them; a small body is kept as text (cache-memory.ts)
+    const entry = (bytes: number) => bytes + ENTRY_BYTES;
+    const kept = new KeptAnswers({ maxBytes: 5 * entry(20), memory: new CacheMemory(1e9) });
     const answer = (text: string) => ({ body: Buffer.from(text) });
     assert.equal(kept.get('t1', '/a'), undefined);
     kept.set('t1', '/a', answer('a'.repeat(18)));
     kept.set('t1', '/b', answer('b'.repeat(18)));
-    assert.equal(kept.get('t1', '/a')?.body.toString(), 'a'.repeat(18));
-    assert.equal(kept.bytes, 40);
+    assert.equal(kept.get('t1', '/a')?.body, 'a'.repeat(18));
+    assert.equal(kept.bytes, 2 * entry(20));
     // made under a tag that is no longer current: not kept
     kept.set('t0', '/c', answer('c'));
     assert.equal(kept.size, 2);
-    // more than a quarter of the bound: never kept (22 + 4 bytes of key)
-    kept.set('t1', '/big', answer('x'.repeat(22)));
+    // more than a quarter of the bound: never kept
+    kept.set('t1', '/big', answer('x'.repeat(entry(0) / 4 + 100)));
     assert.equal(kept.get('t1', '/big'), undefined);
-    // the oldest leave first once the bound is reached: 5 × 20 = 100 bytes fit, a 6th evicts /a
+    // the oldest leave first once the bound is reached: 5 entries of 20 bytes fit, a 6th evicts /a
     for (const k of ['/c', '/d', '/e', '/f']) kept.set('t1', k, answer('z'.repeat(18)));
-    assert.equal(kept.bytes, 100);
+    assert.equal(kept.bytes, 5 * entry(20));
     assert.equal(kept.get('t1', '/a'), undefined);
     assert.equal(kept.get('t1', '/b')?.body.length, 18);
     assert.equal(kept.size, 5);
     // replacing an entry counts only the new one; a tag and a mempool version count too
     kept.set('t1', '/f', { body: Buffer.from('ff'), etag: 'e'.repeat(10), mempool: '17' });
-    assert.equal(kept.bytes, 80 + 2 + 2 + 10 + 2);
-    assert.deepEqual(kept.get('t1', '/f'), { body: Buffer.from('ff'), etag: 'e'.repeat(10), mempool: '17' });
+    assert.equal(kept.bytes, 4 * entry(20) + entry(2 + 2 + 10 + 2));
+    assert.deepEqual(kept.get('t1', '/f'), { body: 'ff', etag: 'e'.repeat(10), mempool: '17' });
     // another tag (a new block, a reorg, a mempool change): nothing of the previous tag is answered
     assert.equal(kept.get('t2', '/b'), undefined);
     assert.equal(kept.size, 0);
@@ -46,10 +49,58 @@ describe('answers kept by their ETag', () => {
     assert.equal(kept.get('t1', '/b'), undefined, 'the old tag does not bring them back');
   });
 
+  test('kept bodies retain what they count: small ones as text, large ones in a store of their own', () => {
+    const kept = new KeptAnswers({ memory: new CacheMemory(1e9) });
+    kept.get('t1', '/');
+    // a small Buffer is a slice of an 8 KB pool slab: kept as text, it pins no slab
+    const small = Buffer.from('{"a":1}');
+    assert.ok(small.buffer.byteLength > small.length, 'a pooled slice');
+    kept.set('t1', '/small', { body: small });
+    assert.equal(kept.get('t1', '/small')?.body, '{"a":1}');
+    // a large slice of a larger store is copied into a store of its own size
+    const store = Buffer.alloc(64 * 1024, 'x');
+    kept.set('t1', '/large', { body: store.subarray(0, 20_000) });
+    const large = kept.get('t1', '/large')!.body as Buffer;
+    assert.equal(large.length, 20_000);
+    assert.equal(large.buffer.byteLength, 20_000);
+    assert.equal(kept.bytes, entry7('/small') + 20_000 + '/large'.length + ENTRY_BYTES);
+    function entry7(key: string) {
+      return 7 + key.length + ENTRY_BYTES;
+    }
+  });
+
+  test("the process's bound: all caches together, the one holding the most gives back its oldest first", () => {
+    const memory = new CacheMemory(10 * ENTRY_BYTES + 1000);
+    const a = new KeptAnswers({ memory });
+    const b = new KeptAnswers({ memory });
+    a.get('g', '/');
+    b.get('g', '/');
+    const body = (n: number) => ({ body: 'x'.repeat(n) });
+    // a holds 6 entries, b 3: 9 of the 10 the bound allows
+    for (let i = 0; i < 6; i++) a.set('g', `/${i}`, body(1));
+    for (let i = 0; i < 3; i++) b.set('g', `/${i}`, body(1));
+    assert.equal(memory.bytes, a.bytes + b.bytes);
+    assert.ok(memory.bytes <= memory.bound);
+    // two more in b: over the bound, a (the largest) gives back its oldest
+    b.set('g', '/3', body(1));
+    b.set('g', '/4', body(1));
+    assert.ok(memory.bytes <= memory.bound, `${memory.bytes} <= ${memory.bound}`);
+    assert.equal(b.size, 5);
+    assert.equal(a.get('g', '/0'), undefined, "a's oldest left");
+    assert.equal(a.get('g', '/5')?.body, 'x');
+    // an entry larger than the whole bound is not kept, and evicts nothing
+    const before = memory.bytes;
+    const huge = new KeptAnswers({ memory, maxBytes: 1e9 });
+    huge.get('g', '/');
+    huge.set('g', '/huge', body(20 * ENTRY_BYTES));
+    assert.equal(huge.size, 0);
+    assert.equal(memory.bytes, before);
+  });
+
   test('keepOnSecondAsk: kept on the second ask of a key under a generation; a long walk keeps nothing', () => {
-    // 2 KB of bound: the keys asked once are the latest 2 (2 * maxBytes / the typical 2 KB answer)
-    const kept = new KeptAnswers({ maxBytes: 2048, keepOnSecondAsk: true });
-    const answer = { body: Buffer.from('x'), etag: 'e' };
+    // 8 KB of bound, 8 KB typical answers: the keys asked once are the latest 2 (2 * maxBytes / typical)
+    const kept = new KeptAnswers({ maxBytes: 8192, keepOnSecondAsk: true, typicalAnswerBytes: 8192 });
+    const answer = { body: 'x', etag: 'e' };
     assert.equal(kept.get('g1', '/a'), undefined);
     assert.equal(kept.admits('g0', '/a'), false, 'not under an old generation');
     assert.equal(kept.admits('g1', '/a'), false, 'first ask');
@@ -67,7 +118,7 @@ describe('answers kept by their ETag', () => {
     assert.equal(kept.get('g2', '/a'), undefined);
     assert.equal(kept.admits('g2', '/w2'), false);
     // without the option, every answer is admitted
-    const eager = new KeptAnswers({ maxBytes: 2048 });
+    const eager = new KeptAnswers({ maxBytes: 8192 });
     eager.get('g1', '/a');
     assert.equal(eager.admits('g1', '/a'), true);
   });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { CacheMemory, ENTRY_BYTES } from '../../src/api/cache/cache-memory.js';
 import { OldestFirst } from '../../src/api/cache/oldest-first.js';
 import { KeptAnswers } from '../../src/api/cache/kept-answers.js';
 import { TxByIdJsonCache } from '../../src/api/cache/rendered-txs.js';
@@ -124,19 +125,25 @@ describe('OldestFirst', () => {
     assert.equal(cache.get(id(999))?.json, '{"n":999}');
 
     // kept answers: the bound in bytes, the oldest leaving first, what each held uncounted as it leaves
-    const answers = new KeptAnswers({ maxBytes: 1_000 });
+    // each entry is 90 + its key (3 bytes: /90 to /99) + its tag (1) + ENTRY_BYTES: the 10 newest fit
+    const entry = 94 + ENTRY_BYTES;
+    const answers = new KeptAnswers({ maxBytes: 10 * entry, memory: new CacheMemory(1e9) });
     answers.get('g', '/x'); // the generation
-    for (let n = 0; n < 500; n++) answers.set('g', `/${n % 200}`, { body: Buffer.alloc(90), etag: 't' });
-    // each entry is 90 + its key (3 bytes: /90 to /99) + its tag (1): the 10 newest fit in 1,000 bytes
+    for (let n = 0; n < 500; n++) answers.set('g', `/${n % 200}`, { body: 'x'.repeat(90), etag: 't' });
     assert.equal(answers.size, 10);
     assert.equal(answers.get('g', '/89'), undefined);
     for (let n = 90; n < 100; n++) assert.ok(answers.get('g', `/${n}`), `/${n} kept`);
-    assert.equal(answers.bytes, 10 * 94);
+    assert.equal(answers.bytes, 10 * entry);
   });
 
   test('answers asked once are remembered up to their bound, the oldest forgotten first', () => {
     // 2 * 4096 / 1024 = 8 keys asked once are remembered
-    const answers = new KeptAnswers({ maxBytes: 4096, keepOnSecondAsk: true, typicalAnswerBytes: 1024 });
+    const answers = new KeptAnswers({
+      maxBytes: 4096,
+      keepOnSecondAsk: true,
+      typicalAnswerBytes: 1024,
+      memory: new CacheMemory(1e9),
+    });
     answers.get('g', '/x');
     for (let round = 0; round < 50; round++) {
       for (let n = 0; n < 9; n++) assert.equal(answers.admits('g', `/${round}/${n}`), false);

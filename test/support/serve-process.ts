@@ -20,6 +20,8 @@ export interface ServeOptions {
   mode?: 'read-only' | 'write-only';
   /** node flags before the script (a benchmark's `--cpu-prof --cpu-prof-dir=...`) */
   nodeFlags?: string[];
+  /** the process's open-file limit (soft and hard), when not the one this process has */
+  fileLimit?: number;
 }
 
 interface LogLine {
@@ -60,7 +62,15 @@ async function answers(url: string): Promise<boolean> {
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const modeArgs = options.mode ? [`--${options.mode}`] : [];
   const args = [...(options.nodeFlags ?? []), '--import', 'tsx', 'src/cli/main.ts', 'serve', ...modeArgs];
-  const child = spawn(process.execPath, args, {
+  // `ulimit -n` in a shell that then becomes node (same pid): Node raises its soft limit to the hard one at start
+  const [command, commandArgs] =
+    options.fileLimit === undefined
+      ? [process.execPath, args]
+      : [
+          '/bin/sh',
+          ['-c', 'ulimit -n "$0" && exec "$@"', String(options.fileLimit), process.execPath, ...args],
+        ];
+  const child = spawn(command, commandArgs, {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

@@ -5,6 +5,15 @@ import type {
   onSendHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
+import {
+  cacheMemory,
+  ENTRY_BYTES,
+  keptBody,
+  keptBodyBytes,
+  type CacheMember,
+  type CacheMemory,
+  type KeptBody,
+} from './cache-memory.js';
 import { clientHasVersion, sendNotModified } from './etag.js';
 import { OldestFirst } from './oldest-first.js';
 
@@ -24,9 +33,11 @@ import { OldestFirst } from './oldest-first.js';
 // reader is").
 //
 // Bound: `maxBytes` per route (8 MB by default: ~85 of the largest 94 KB pages, or thousands of small answers),
-// counted as each entry's body plus its key (the URL) and its own tag, so that many small answers (a tx: ~2 KB,
-// its URL ~90 characters and tag 64) are counted at what they hold; the oldest kept answer leaves first; an
-// answer larger than a quarter of the bound is never kept.
+// counted by what each entry retains (cache-memory.ts): its body (text when small), plus its
+// key (the URL), its own tag and the objects holding them, so that many small answers (a tx: ~2 KB, its URL ~90
+// characters and tag 64, ~3.4 KB in all) are counted at what they hold; the oldest kept answer leaves first; an
+// answer larger than a quarter of the bound is never kept. Every route's answers also count against the
+// process's bound of all caches (CACHE_MAX_MB), which takes from the route holding the most.
 //
 // Two kinds of route share this store and its rules:
 // - `keptByEtag`: the ETag is computed from cheap chain state before the handler runs, one tag for every
@@ -40,7 +51,7 @@ const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
 
 /** A kept answer: its body, and for routes whose tag is per answer, that tag and what it depends on. */
 export interface KeptAnswer {
-  body: Buffer;
+  body: KeptBody;
   /** the ETag (unquoted) the body went out with, when it is not the request's tag */
   etag?: string;
   /** the mempool version the answer was made under, when the answer depends on the mempool */
@@ -49,8 +60,8 @@ export interface KeptAnswer {
 
 /**
  * With `keepOnSecondAsk`, an answer is kept only when its key is asked for the second time under a generation:
- * the keys asked once are remembered (the latest `2 * maxBytes / typicalAnswerBytes` of them, about twice the
- * answers the bound holds: 8,192 for 8 MB of ~2 KB tx answers), so a walk over more distinct URLs than that (a
+ * the keys asked once are remembered (the latest `2 * maxBytes / typicalAnswerBytes` of them, two to three times
+ * the answers the bound holds: 8,192 for 8 MB of ~2 KB tx answers, which it holds ~2,500 of), so a walk over more distinct URLs than that (a
  * crawler over the history, the bench's cold cases) keeps nothing and evicts nothing: the answers asked again
  * stay, and the walk costs no copy of its bodies. Measured on the small chain's cold tx walk (9,646 ids, more
  * than 8 MB of answers), keeping every miss cost ~8 µs of API CPU a request in this file alone
@@ -59,13 +70,15 @@ export interface KeptAnswer {
 interface KeptAnswersOptions {
   /** the bound of the route's kept answers (DEFAULT_MAX_BYTES when not given) */
   maxBytes?: number;
+  /** the bound of all caches this one counts against (the process's when not given) */
+  memory?: CacheMemory;
   keepOnSecondAsk?: boolean;
   /** the size of a typical answer of the route, body, key and tag (2 KB when not given) */
   typicalAnswerBytes?: number;
 }
 
 /** URL → answer, all made under one generation. */
-export class KeptAnswers {
+export class KeptAnswers implements CacheMember {
   private generation: string | undefined;
   private readonly entries = new Map<string, KeptAnswer>();
   private keptBytes = 0;
@@ -78,8 +91,12 @@ export class KeptAnswers {
     this.keptBytes -= sizeOf(key, this.entries.get(key)!);
   });
 
+  private readonly memory: CacheMemory;
+
   constructor(options: KeptAnswersOptions = {}) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.memory = options.memory ?? cacheMemory;
+    this.memory.join(this);
     this.askedOnce = options.keepOnSecondAsk ? new Set() : undefined;
     this.oldestAskedOnce = this.askedOnce && new OldestFirst(this.askedOnce);
     this.maxAskedOnce = Math.max(1, Math.floor((2 * this.maxBytes) / (options.typicalAnswerBytes ?? 2048)));
@@ -107,7 +124,10 @@ export class KeptAnswers {
     return this.entries.get(key);
   }
 
-  /** Keeps `answer` for `key` under `generation` (ignored when that is no longer the current one, or too large). */
+  /**
+   * Keeps `answer` for `key` under `generation` (ignored when that is no longer the current one, or too large),
+   * its body as `keptBody` keeps it (text when small, else bytes in a store of their own).
+   */
   set(generation: string, key: string, answer: KeptAnswer): void {
     const size = sizeOf(key, answer);
     if (generation !== this.generation || size > this.maxBytes / 4) return;
@@ -119,8 +139,13 @@ export class KeptAnswers {
     while (this.keptBytes + size > this.maxBytes) {
       if (this.oldestEntry.evict() === undefined) break;
     }
-    this.entries.set(key, answer);
+    if (!this.memory.makeRoom(size)) return;
+    this.entries.set(key, { ...answer, body: keptBody(answer.body) });
     this.keptBytes += size;
+  }
+
+  evictOldest(): boolean {
+    return this.oldestEntry.evict() !== undefined;
   }
 
   private clear(): void {
@@ -138,9 +163,16 @@ export class KeptAnswers {
   }
 }
 
-/** What an entry holds: keys, tags and versions are ASCII (URLs as Fastify gives them, hex, decimals). */
+/**
+ * What an entry retains: its body (as `keptBody` keeps it), its key, tag and version (ASCII: URLs as
+ * Fastify gives them, hex, decimals), and the objects holding them.
+ */
 const sizeOf = (key: string, answer: KeptAnswer) =>
-  answer.body.length + key.length + (answer.etag?.length ?? 0) + (answer.mempool?.length ?? 0);
+  keptBodyBytes(answer.body) +
+  key.length +
+  (answer.etag?.length ?? 0) +
+  (answer.mempool?.length ?? 0) +
+  ENTRY_BYTES;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -150,7 +182,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * written, and awaiting it (or returning it from an async hook) hangs end-of-stream listeners on every
  * response (`eos` and its listeners: ~6% of the API's CPU profile of a kept contract status).
  */
-function sendKept(request: FastifyRequest, reply: FastifyReply, tag: string, body: Buffer): void {
+function sendKept(request: FastifyRequest, reply: FastifyReply, tag: string, body: KeptBody): void {
   if (clientHasVersion(request, reply, tag)) void sendNotModified(reply);
   else void reply.type(JSON_TYPE).send(body);
 }
@@ -168,7 +200,7 @@ function sendKept(request: FastifyRequest, reply: FastifyReply, tag: string, bod
  * the response is written (see `sendKept`).
  */
 function keptBeforeValidation(
-  lookup: (request: FastifyRequest) => Promise<{ tag: string; body: Buffer } | undefined>,
+  lookup: (request: FastifyRequest) => Promise<{ tag: string; body: KeptBody } | undefined>,
 ): onRequestHookHandler {
   return function keptAnswerBeforeValidation(request, reply, done) {
     if (request.method !== 'GET') {
@@ -214,11 +246,13 @@ function keepingOnSend<Made>(
   };
 }
 
-/** A fresh 200 body as the onSend hook gets it, or null when there is none to keep. */
-function freshBody(reply: FastifyReply, payload: unknown): Buffer | null {
+/**
+ * A fresh 200 body as the onSend hook gets it, as it is to be kept (`keptBody`; the body kept is the body
+ * sent), or null when there is none to keep.
+ */
+function freshBody(reply: FastifyReply, payload: unknown): KeptBody | null {
   if (reply.statusCode !== 200) return null;
-  if (typeof payload === 'string') return Buffer.from(payload);
-  return Buffer.isBuffer(payload) ? payload : null;
+  return typeof payload === 'string' || Buffer.isBuffer(payload) ? keptBody(payload) : null;
 }
 
 /**
@@ -254,7 +288,7 @@ export function keptByEtag(
     const tag = await computeTag(request);
     if (tag === null) return undefined;
     const body = keptUnder(request, tag, await generationOf(tag, request));
-    return body && { tag, body };
+    return body === undefined ? undefined : { tag, body };
   });
   const preHandler = async function keptAnswerHandler(request: FastifyRequest, reply: FastifyReply) {
     const tag = await computeTag(request);
@@ -267,7 +301,7 @@ export function keptByEtag(
     const generation = await generationOf(tag, request);
     // (kept since the onRequest hook looked, or found under the validated parameters' tag: `0x`-less hashes)
     const body = keptUnder(request, tag, generation);
-    if (body) {
+    if (body !== undefined) {
       sendKept(request, reply, tag, body);
       return reply;
     }

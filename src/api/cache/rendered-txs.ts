@@ -1,5 +1,6 @@
 import type { RenderedTx } from '../render/addresses.js';
 import type { Store } from '../../store/store.js';
+import { cacheMemory, ENTRY_BYTES, type CacheMember } from './cache-memory.js';
 import { OldestFirst } from './oldest-first.js';
 
 // The rendered JSON of mined transactions, kept across requests for the account listings
@@ -18,19 +19,35 @@ import { OldestFirst } from './oldest-first.js';
 /** What a listing needs of a kept tx: its JSON text and the fields its transfer totals use. */
 export type MinedTxJson = RenderedTx;
 
-/** ~2 KB of JSON per tx: at most ~20 MB. */
+/**
+ * ~2 KB of JSON per tx: ~32 MB with what holds it (ENTRY_BYTES), less when the process's bound of all caches
+ * (cache-memory.ts) takes from the largest. A rendering is counted by its JSON text's length (one byte a
+ * character: the JSON of a tx is ASCII but for the UTF-8 text of a few Clarity values) and its key.
+ */
 const MAX_ENTRIES = 10_000;
 
 /** Row key → rendering, the oldest insertion evicted first. */
-export class MinedTxJsonCache {
+export class MinedTxJsonCache implements CacheMember {
   private readonly entries = new Map<string, MinedTxJson>();
   /** tx id → how many of its rows have a kept rendering (one, but for a tx mined on two forks) */
   private readonly rowsOfTx = new Map<string, number>();
-  private readonly oldest = new OldestFirst(this.entries, (key) =>
-    this.countRow(key.slice(0, key.indexOf('|')), -1),
-  );
+  private keptBytes = 0;
+  private readonly oldest = new OldestFirst(this.entries, (key) => {
+    this.keptBytes -= renderingSize(key, this.entries.get(key)!.json);
+    this.countRow(key.slice(0, key.indexOf('|')), -1);
+  });
 
-  constructor(private readonly maxEntries = MAX_ENTRIES) {}
+  constructor(private readonly maxEntries = MAX_ENTRIES) {
+    cacheMemory.join(this);
+  }
+
+  get bytes(): number {
+    return this.keptBytes;
+  }
+
+  evictOldest(): boolean {
+    return this.oldest.evict() !== undefined;
+  }
 
   get(key: MinedTxKey): MinedTxJson | undefined {
     return isKeepable(key) ? this.entries.get(rowKey(key)) : undefined;
@@ -48,11 +65,18 @@ export class MinedTxJsonCache {
   set(key: MinedTxKey, value: MinedTxJson): void {
     if (!isKeepable(key)) return;
     const id = rowKey(key);
-    if (!this.entries.has(id)) {
+    const size = renderingSize(id, value.json);
+    if (!cacheMemory.makeRoom(size)) return;
+    const previous = this.entries.get(id);
+    if (previous) {
+      this.keptBytes -= renderingSize(id, previous.json);
+    } else {
       if (this.entries.size >= this.maxEntries) this.oldest.evict();
       this.countRow(key.tx_id, 1);
     }
+    // (a row rendered again keeps its place)
     this.entries.set(id, value);
+    this.keptBytes += size;
   }
 
   private countRow(txId: string, change: 1 | -1): void {
@@ -75,6 +99,9 @@ export interface MinedTxKey {
 }
 
 const rowKey = (k: MinedTxKey) => `${k.tx_id}|${k.index_block_hash}|${k.microblock_hash}`;
+
+/** What a kept rendering retains: its JSON text, its key, and the objects holding them. */
+const renderingSize = (key: string, json: string) => json.length + key.length + ENTRY_BYTES;
 
 function isKeepable(k: MinedTxKey): boolean {
   return k.index_block_hash !== '' && k.canonical && k.microblock_canonical;
@@ -121,11 +148,24 @@ export interface TxByIdJson {
 }
 
 /** tx id → rendering of its visible row, the oldest insertion evicted first. */
-export class TxByIdJsonCache {
+export class TxByIdJsonCache implements CacheMember {
   private readonly entries = new Map<string, TxByIdJson>();
-  private readonly oldest = new OldestFirst(this.entries);
+  private keptBytes = 0;
+  private readonly oldest = new OldestFirst(this.entries, (txId) => {
+    this.keptBytes -= renderingSize(txId, this.entries.get(txId)!.json);
+  });
 
-  constructor(private readonly maxEntries = MAX_ENTRIES) {}
+  constructor(private readonly maxEntries = MAX_ENTRIES) {
+    cacheMemory.join(this);
+  }
+
+  get bytes(): number {
+    return this.keptBytes;
+  }
+
+  evictOldest(): boolean {
+    return this.oldest.evict() !== undefined;
+  }
 
   get(txId: string): TxByIdJson | undefined {
     return this.entries.get(txId);
@@ -134,7 +174,13 @@ export class TxByIdJsonCache {
   /** Keeps the rendering of a row read with these flags (ignored unless the row may be kept). */
   set(row: MinedTxKey & { status: number }, json: string): void {
     if (!isKeepable(row)) return;
-    if (this.entries.size >= this.maxEntries && !this.entries.has(row.tx_id)) this.oldest.evict();
+    const size = renderingSize(row.tx_id, json);
+    if (!cacheMemory.makeRoom(size)) return;
+    const previous = this.entries.get(row.tx_id);
+    if (previous) this.keptBytes -= renderingSize(row.tx_id, previous.json);
+    else if (this.entries.size >= this.maxEntries) this.oldest.evict();
+    this.keptBytes += size;
+    // (a tx rendered again keeps its place)
     this.entries.set(row.tx_id, {
       index_block_hash: row.index_block_hash,
       microblock_hash: row.microblock_hash,

@@ -103,6 +103,9 @@ export function trustProxySetting(options: AccessControlOptions | undefined): st
   return options && options.trustedProxies.length > 0 ? options.trustedProxies : false;
 }
 
+/** The client an IP address counts as, for the rate limit and the connection bounds: itself, or its IPv6 /64. */
+export const clientNetwork = (ip: string): string => normalizeIP(ip);
+
 /** An error the one error handler turns into `{statusCode, error, message}`. */
 class AccessError extends Error {
   constructor(
@@ -210,7 +213,7 @@ export async function registerAccessControl(
       global: false,
       timeWindow: windowMs,
       keyGenerator: (request) =>
-        request.apiKey ? `key:${request.apiKey.id}` : `ip:${normalizeIP(request.ip)}`,
+        request.apiKey ? `key:${request.apiKey.id}` : `ip:${clientNetwork(request.ip)}`,
       max: (request) => (request.apiKey ? options.keyedLimit : options.anonymousLimit),
       redis,
       nameSpace: 'stacks-read-api:rate-limit:',

@@ -84,8 +84,9 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   // canonical microblock stream, unconfirmed microblocks included), that row's rendering and the principal's
   // transfers in it: all of them change only with the tip or its microblock stream, what the tag names (the
   // mempool plays no part: only mined txs are answered). Its answers are small and many (one per tx of the
-  // principal, ~2.5 KB with its URL), so they are kept on their second ask: the 8 MB bound holds ~3,200, a
-  // walk over more distinct txs than are remembered (~6,500: the bench's cold walk on the 1M chain) keeps
+  // principal, ~2.5 KB with its URL, ~3.7 KB counted with what holds it), so they are kept on their second
+  // ask: the 8 MB bound holds ~2,200, a walk over more distinct txs than are remembered (~6,500: the bench's
+  // cold walk on the 1M chain) keeps
   // nothing and evicts nothing, and the busiest principal of the small bench chain (2,056 txs) is answered
   // from memory from its second pass on.
   const keptTxWithTransfers = keptByEtag(chainTag(store, { withMempool: false }), {

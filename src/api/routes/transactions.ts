@@ -73,7 +73,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
   // `keptWithOwnTags`): a mined tx's answer changes only when the tip or its microblock does (a reorg, a
   // microblock orphaned or confirmed), an answer that read the mempool (a mempool tx, an id not found) also
   // with the mempool version. Each keeps the ETag of the rows it was read from, so If-None-Match is answered
-  // against that tag. Bound: the default 8 MB per route (~3,500 answers of a tx with its first 20 events):
+  // against that tag. Bound: the default 8 MB per route (~2,300 answers of a tx with its first 20 events):
   // the txs asked for more than once between two chain-state changes (an answer is kept on its second ask, so
   // a walk over the history keeps nothing and displaces nothing); past it, or after a change, a tx asked again
   // costs one primary-key read of its row's key, its rendering being kept in cache/rendered-txs.ts across tips.
