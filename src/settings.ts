@@ -1,5 +1,10 @@
 import type { Static } from 'typebox';
 
+/** A TCP port to listen on (0: one the system picks). */
+const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
+/** An address to bind a listening socket to. */
+const bindAddress = { type: 'string', minLength: 1 } as const;
+
 /**
  * Every setting of the service, read once from the environment at boot (src/config.ts validates them).
  * Each entry names its environment variable, its JSON schema, its default and what it does; `expected`
@@ -41,12 +46,12 @@ export const settings = {
     doc: 'how long opening a database connection may take; past it, API requests answer 503',
   },
   API_HOST: {
-    schema: { type: 'string', minLength: 1 },
+    schema: bindAddress,
     default: '0.0.0.0',
     doc: 'public read API bind address',
   },
   API_PORT: {
-    schema: { type: 'integer', minimum: 0, maximum: 65535 },
+    schema: port,
     default: 3999,
     doc: 'public read API port',
   },
@@ -83,12 +88,12 @@ export const settings = {
     doc: 'memory the read API may spend on kept answers and renderings, all routes together, in MiB (counted by what they retain)',
   },
   OBSERVER_HOST: {
-    schema: { type: 'string', minLength: 1 },
+    schema: bindAddress,
     default: '127.0.0.1',
     doc: 'event-observer bind address (loopback: only the local stacks-node may post)',
   },
   OBSERVER_PORT: {
-    schema: { type: 'integer', minimum: 0, maximum: 65535 },
+    schema: port,
     default: 3700,
     doc: 'event-observer port',
   },
@@ -166,12 +171,12 @@ export const settings = {
     doc: 'serve Prometheus metrics on METRICS_HOST:METRICS_PORT (GET /metrics)',
   },
   METRICS_HOST: {
-    schema: { type: 'string', minLength: 1 },
+    schema: bindAddress,
     default: '127.0.0.1',
     doc: 'Prometheus metrics bind address (loopback: scraped by a local agent, never public)',
   },
   METRICS_PORT: {
-    schema: { type: 'integer', minimum: 0, maximum: 65535 },
+    schema: port,
     default: 9153,
     doc: 'Prometheus metrics port (two processes on one host need two ports)',
   },

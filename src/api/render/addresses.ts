@@ -8,6 +8,10 @@ import type { MinedTxRecord } from '../../store/read/txs.js';
 
 // Store records → the balances and transactions-with-transfers objects (docs/upstream.md A.1, A.8, A.9).
 
+/** What a principal holds of a token: what it received less what it sent (an FT amount, an NFT count). */
+const held = (a: AccountBalances['fungible'][number]) =>
+  (BigInt(a.total_received) - BigInt(a.total_sent)).toString();
+
 /**
  * Balances at effective height `height`. `pending` fields (estimated and pending balances) appear only on
  * reads without until_block; `token_offering_locked` only for principals with a vesting schedule, split at
@@ -44,7 +48,7 @@ export function balancesJson(balances: AccountBalances, height: number): Address
       balances.fungible.map((a) => [
         a.asset_identifier,
         {
-          balance: (BigInt(a.total_received) - BigInt(a.total_sent)).toString(),
+          balance: held(a),
           total_sent: a.total_sent,
           total_received: a.total_received,
         },
@@ -54,7 +58,7 @@ export function balancesJson(balances: AccountBalances, height: number): Address
       balances.nonFungible.map((a) => [
         a.asset_identifier,
         {
-          count: (BigInt(a.total_received) - BigInt(a.total_sent)).toString(),
+          count: held(a),
           total_sent: a.total_sent,
           total_received: a.total_received,
         },

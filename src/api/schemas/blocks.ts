@@ -8,6 +8,10 @@ const executionCosts = {
   execution_cost_write_length: Type.Integer(),
 };
 
+// BlockV2 and BlockV1 share most fields but are two answers, each written whole in upstream's key order (the
+// serializer writes a schema's keys in its order): v2's own fields, parent_index_block_hash and tx_count,
+// stand amid the shared ones. Their renderings differ too: v1's block_time falls back to the burn block
+// time, v2's does not (render/blocks.ts).
 export const BlockV2 = Type.Object(
   {
     canonical: Type.Boolean(),

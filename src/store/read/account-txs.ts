@@ -3,13 +3,16 @@ import { type PrincipalTxRow } from '../schema/rows.js';
 import { EventKind } from '../schema/codes.js';
 import { scopeWindow, type AccountScope } from './account-scope.js';
 import {
+  eventSelectList,
   findMinedTxByKey,
   findMinedTxsByKey,
   minedRecordOf,
   minedRowColumns,
   rowKeyId,
+  type EventRecord,
   type MinedTxByKeyReader,
   type MinedTxRecord,
+  type MinedTxRowKey,
 } from './txs.js';
 import { canonicalRow, unconfirmedStreamRow } from '../visibility.js';
 import { statement } from '../statement.js';
@@ -31,19 +34,20 @@ export interface AccountTxPage {
   keys: AccountTxKey[];
 }
 
-export interface TransferRecord {
-  tx_id: string;
-  index_block_hash: string;
-  microblock_hash: string;
-  event_index: number;
-  kind: number;
-  sender: string | null;
-  recipient: string | null;
-  amount: string | null;
-  asset_identifier: string | null;
-  value: string | null;
-  value_repr: string | null;
-}
+/** The fields of an event that a transfer carries. */
+const TRANSFER_EVENT_FIELDS = [
+  'event_index',
+  'kind',
+  'sender',
+  'recipient',
+  'amount',
+  'asset_identifier',
+  'value',
+  'value_repr',
+] as const;
+
+/** A transfer of the principal: an STX, FT or NFT event, with the key of its tx's row. */
+export type TransferRecord = MinedTxRowKey & Pick<EventRecord, (typeof TRANSFER_EVENT_FIELDS)[number]>;
 
 const KEY_COLUMNS = [
   'tx_id',
@@ -141,8 +145,7 @@ export async function listAccountTxsAtHeight(
 }
 
 /** The columns of a transfer (without, then with its tx's key), from events `e`. */
-const TRANSFER_FIELDS = `e.event_index, e.kind, e.sender, e.recipient, e.amount::text AS amount,
-  e.asset_identifier, e.value, e.value_repr`;
+const TRANSFER_FIELDS = eventSelectList(TRANSFER_EVENT_FIELDS);
 const TRANSFER_COLUMNS = `e.tx_id, e.index_block_hash, e.microblock_hash, ${TRANSFER_FIELDS}`;
 /** Events `e` in which the principal (an SQL expression) sends or receives STX, a fungible or a non-fungible token. */
 const transferOfPrincipal = (principal: string) => `(e.sender = ${principal} OR e.recipient = ${principal})

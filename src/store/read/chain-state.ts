@@ -1,24 +1,23 @@
 import type { Sql } from '../db.js';
 import type { Store } from '../store.js';
+import type { ChainTip } from '../schema/rows.js';
+import { chainTipColumns } from '../schema/tables.js';
+import { statement } from '../statement.js';
 
-export interface ChainState {
-  block_height: number;
-  index_block_hash: string;
-  block_hash: string;
-  burn_block_height: number;
-  microblock_hash: string;
-  microblock_sequence: number;
+export interface ChainState extends ChainTip {
   mempool_version: number;
   /** `extract(epoch from mempool_updated_at)` as text: the mempool ETag */
   mempool_updated_at: string;
 }
 
+const readChainState = statement<ChainState, []>(`
+  SELECT ${Object.keys(chainTipColumns).join(', ')},
+    mempool_version, extract(epoch FROM mempool_updated_at)::text AS mempool_updated_at
+  FROM chain_tip`);
+
 /** The chain tip and the mempool version: what ETags and `unanchored` reads key on. */
 async function getChainState(sql: Sql): Promise<ChainState> {
-  const [state] = await sql<ChainState[]>`
-    SELECT block_height, index_block_hash, block_hash, burn_block_height, microblock_hash, microblock_sequence,
-      mempool_version, extract(epoch FROM mempool_updated_at)::text AS mempool_updated_at
-    FROM chain_tip`;
+  const [state] = await readChainState(sql);
   // The migrations create the one row and nothing deletes it; an answer without it is a fault, said so here
   // rather than as a TypeError in whichever reader looks first.
   if (!state) throw new Error('the chain_tip table holds no row');

@@ -97,6 +97,14 @@ const EVENT_FIELDS: Record<keyof EventRecord, string> = {
   unlock_height: 'e.unlock_height',
 };
 
+/** A select list of these fields of events `e`: each field's expression (`EVENT_FIELDS`), named as the field. */
+export const eventSelectList = (fields: readonly (keyof EventRecord)[]) =>
+  fields
+    .map((field) =>
+      EVENT_FIELDS[field] === `e.${field}` ? EVENT_FIELDS[field] : `${EVENT_FIELDS[field]} AS ${field}`,
+    )
+    .join(', ');
+
 const columnsOf = (alias: string, columns: readonly string[]) =>
   columns.map((c) => `${alias}.${c}`).join(', ');
 

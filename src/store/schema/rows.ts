@@ -1,5 +1,6 @@
 import type {
   blockColumns,
+  chainTipColumns,
   decodedTxColumns,
   eventColumns,
   mempoolTxColumns,
@@ -23,6 +24,8 @@ export type SmartContractRow = RowOf<typeof smartContractColumns>;
 export type MinerRewardRow = RowOf<typeof minerRewardColumns>;
 export type PrincipalTxRow = RowOf<typeof principalTxColumns>;
 export type MicroblockRow = RowOf<typeof microblockColumns>;
+/** Where the chain's tip is (schema/tables.ts `chainTipColumns`). */
+export type ChainTip = RowOf<typeof chainTipColumns>;
 
 /** Everything one block (or one batch of microblocks) adds to the index. */
 export interface ChainRows {

@@ -212,3 +212,17 @@ export const microblockColumns = {
   microblock_canonical: bool,
   received_at: int8,
 } as const;
+
+/**
+ * Where the chain's tip is: these columns of the one `chain_tip` row, which ingest locks and moves
+ * (write/tip.ts) and readers key their ETags on (read/chain-state.ts). The row also holds the mempool version
+ * and the PoX unlock heights, each read and written by the statements that need it.
+ */
+export const chainTipColumns = {
+  block_height: int4,
+  index_block_hash: text,
+  block_hash: text,
+  burn_block_height: int4,
+  microblock_hash: text,
+  microblock_sequence: int4,
+} as const;

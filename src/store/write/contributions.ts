@@ -1,7 +1,7 @@
 import type { TransactionSql } from '../db.js';
 import { columnArrays, PREPARED, unnestSelectList } from './bulk.js';
 import { withOnePlan } from './plans.js';
-import type { ColumnSpec } from '../schema/tables.js';
+import type { ColumnSpec, ColumnType } from '../schema/tables.js';
 import type { EventRow, MinerRewardRow } from '../schema/rows.js';
 import { EventKind } from '../schema/codes.js';
 import { feePayer, type FeePayerColumns } from '../fee-payer.js';
@@ -39,25 +39,70 @@ interface AssetContribution {
   received: bigint;
 }
 
-const stxColumns: ColumnSpec<StxContribution> = [
-  ['principal', 'text'],
-  ['sent', 'numeric'],
-  ['received', 'numeric'],
-  ['fees', 'numeric'],
-  ['rewards', 'numeric'],
-];
-const ftColumns: ColumnSpec<AssetContribution> = [
-  ['principal', 'text'],
-  ['asset_identifier', 'text'],
-  ['sent', 'numeric'],
-  ['received', 'numeric'],
-];
-const nftColumns: ColumnSpec<AssetContribution> = [
-  ['principal', 'text'],
-  ['asset_identifier', 'text'],
-  ['sent', 'int8'],
-  ['received', 'int8'],
-];
+/**
+ * A table of running totals that contributions are added to: its key columns (the contribution's fields of
+ * the same names, text), and each total column with the contribution's field added to it.
+ */
+interface TotalsTable<Contribution> {
+  columns: ColumnSpec<Contribution>;
+  /** `INSERT ... ON CONFLICT DO UPDATE` adding a contribution to its key's totals, or inserting it. */
+  text: string;
+}
+
+function totalsTable<Contribution>(
+  table: string,
+  key: readonly (keyof Contribution & string)[],
+  totals: readonly (readonly [column: string, field: keyof Contribution & string, type: ColumnType])[],
+): TotalsTable<Contribution> {
+  const columns: ColumnSpec<Contribution> = [
+    ...key.map((name) => [name, 'text'] as const),
+    ...totals.map(([, field, type]) => [field, type] as const),
+  ];
+  const totalColumns = totals.map(([column]) => column);
+  const text = `INSERT INTO ${table} AS b (${[...key, ...totalColumns].join(', ')})
+    SELECT ${unnestSelectList(columns)}
+    ON CONFLICT (${key.join(', ')}) DO UPDATE SET
+      ${totalColumns.map((c) => `${c} = b.${c} + excluded.${c}`).join(',\n      ')}`;
+  return { columns, text };
+}
+
+const stxBalances = totalsTable<StxContribution>(
+  'stx_balances',
+  ['principal'],
+  [
+    ['total_sent', 'sent', 'numeric'],
+    ['total_received', 'received', 'numeric'],
+    ['total_fees_sent', 'fees', 'numeric'],
+    ['total_miner_rewards_received', 'rewards', 'numeric'],
+  ],
+);
+const ftBalances = totalsTable<AssetContribution>(
+  'ft_balances',
+  ['principal', 'asset_identifier'],
+  [
+    ['total_sent', 'sent', 'numeric'],
+    ['total_received', 'received', 'numeric'],
+  ],
+);
+const nftBalances = totalsTable<AssetContribution>(
+  'nft_balances',
+  ['principal', 'asset_identifier'],
+  [
+    ['sent_count', 'sent', 'int8'],
+    ['received_count', 'received', 'int8'],
+  ],
+);
+
+/** The statement adding these contributions to their table's totals, to send; none when there are none. */
+function addToTotals<Contribution extends object>(
+  sql: TransactionSql,
+  table: TotalsTable<Contribution>,
+  contributions: Map<string, Contribution>,
+): (() => Promise<unknown>) | undefined {
+  if (contributions.size === 0) return undefined;
+  return () =>
+    sql.unsafe(table.text, columnArrays(sql, table.columns, [...contributions.values()]), PREPARED).execute();
+}
 
 const INTEGER = /^[0-9]+$/;
 
@@ -128,55 +173,11 @@ export function applyRowContributions(
   }
 
   // upserts from arrays, one plan each (store/write/plans.ts), sent together
-  const statements: (() => Promise<unknown>)[] = [];
-  if (stx.size > 0) {
-    statements.push(() =>
-      sql
-        .unsafe(
-          `INSERT INTO stx_balances AS b (principal, total_sent, total_received, total_fees_sent,
-             total_miner_rewards_received)
-           SELECT ${unnestSelectList(stxColumns)}
-           ON CONFLICT (principal) DO UPDATE SET
-             total_sent = b.total_sent + excluded.total_sent,
-             total_received = b.total_received + excluded.total_received,
-             total_fees_sent = b.total_fees_sent + excluded.total_fees_sent,
-             total_miner_rewards_received = b.total_miner_rewards_received + excluded.total_miner_rewards_received`,
-          columnArrays(sql, stxColumns, [...stx.values()]),
-          PREPARED,
-        )
-        .execute(),
-    );
-  }
-  if (ft.size > 0) {
-    statements.push(() =>
-      sql
-        .unsafe(
-          `INSERT INTO ft_balances AS b (principal, asset_identifier, total_sent, total_received)
-           SELECT ${unnestSelectList(ftColumns)}
-           ON CONFLICT (principal, asset_identifier) DO UPDATE SET
-             total_sent = b.total_sent + excluded.total_sent,
-             total_received = b.total_received + excluded.total_received`,
-          columnArrays(sql, ftColumns, [...ft.values()]),
-          PREPARED,
-        )
-        .execute(),
-    );
-  }
-  if (nft.size > 0) {
-    statements.push(() =>
-      sql
-        .unsafe(
-          `INSERT INTO nft_balances AS b (principal, asset_identifier, sent_count, received_count)
-           SELECT ${unnestSelectList(nftColumns)}
-           ON CONFLICT (principal, asset_identifier) DO UPDATE SET
-             sent_count = b.sent_count + excluded.sent_count,
-             received_count = b.received_count + excluded.received_count`,
-          columnArrays(sql, nftColumns, [...nft.values()]),
-          PREPARED,
-        )
-        .execute(),
-    );
-  }
+  const statements = [
+    addToTotals(sql, stxBalances, stx),
+    addToTotals(sql, ftBalances, ft),
+    addToTotals(sql, nftBalances, nft),
+  ].filter((send) => send !== undefined);
   if (statements.length === 0) return Promise.resolve();
   return withOnePlan(sql, () => Promise.all(statements.map((send) => send())));
 }

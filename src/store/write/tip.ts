@@ -1,19 +1,17 @@
 import type { TransactionSql } from '../db.js';
+import type { ChainTip } from '../schema/rows.js';
+import { chainTipColumns } from '../schema/tables.js';
+import { statement } from '../statement.js';
 
-export interface ChainTip {
-  block_height: number;
-  index_block_hash: string;
-  block_hash: string;
-  burn_block_height: number;
-  microblock_hash: string;
-  microblock_sequence: number;
-}
+export type { ChainTip };
+
+const lockTipRow = statement<ChainTip, []>(
+  `SELECT ${Object.keys(chainTipColumns).join(', ')} FROM chain_tip FOR UPDATE`,
+);
 
 /** The tip row, locked for the rest of the transaction: ingest is single-writer. */
 export async function lockChainTip(sql: TransactionSql): Promise<ChainTip> {
-  const [tip] = await sql<ChainTip[]>`
-    SELECT block_height, index_block_hash, block_hash, burn_block_height, microblock_hash, microblock_sequence
-    FROM chain_tip FOR UPDATE`;
+  const [tip] = await lockTipRow(sql);
   return tip;
 }
 
