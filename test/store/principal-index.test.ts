@@ -123,8 +123,16 @@ describe('the statements on the principal index, on a grown table (postgres)', (
       assert.ok(stored.length >= 10, `${stored.length} rows in block ${block.block_height}`);
       const before = await databaseDigest(sql, ['principal_txs', 'principal_stats']);
 
+      // PostgreSQL 15's transaction statistics also hold this backend's counts not yet flushed (the digest
+      // above scanned the table): what the statements below add is counted from this baseline.
+      const seqScans = (tx: TransactionSql) =>
+        tx<
+          { n: number }[]
+        >`SELECT seq_scan::int AS n FROM pg_stat_xact_user_tables WHERE relname = 'principal_txs'`;
+      let seqScansBefore = 0;
       const scans = await sql.begin(async (tx: TransactionSql) => {
         await tx`SET LOCAL plan_cache_mode = force_generic_plan`;
+        [{ n: seqScansBefore }] = await seqScans(tx);
         const read = tx as unknown as Sql;
         // the reads: pages at the tip (anchored, unanchored) and at a past height, a height, one tx, many txs
         const page = await listAccountTxs(
@@ -191,7 +199,7 @@ describe('the statements on the principal index, on a grown table (postgres)', (
           ORDER BY name`;
       });
       const byName = Object.fromEntries(scans.map((s) => [s.name, s.scans]));
-      assert.equal(byName.seq_scan, 0, JSON.stringify(byName));
+      assert.equal(byName.seq_scan - seqScansBefore, 0, JSON.stringify({ ...byName, seqScansBefore }));
       for (const index of [
         'principal_txs_block_idx',
         'principal_txs_ordinal_idx',
