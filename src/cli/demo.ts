@@ -78,7 +78,7 @@ export async function seedDemoChain(
   try {
     report = await generateChain(generated, async (message) => {
       options.signal?.throwIfAborted();
-      await ingestor.apply(message.path, message.payload, message.receivedAt);
+      await ingestor.take(message.path, message.payload, message.receivedAt);
     });
     // the tables' statistics, if an ANALYZE was due, are fresh before the API answers from them
     await ingestor.settled();

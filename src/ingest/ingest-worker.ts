@@ -44,11 +44,11 @@ const ingestor = new Ingestor(store, {
   afterCommit: testPause(data.pauseAfterCommitMs, logger, 'TEST_PAUSE_AFTER_COMMIT_MS'),
 });
 
-// Before the first message: a message the log holds as delivered is indexed (Ingestor.applyLoggedNotIndexed).
+// Before the first message: a message the log holds as delivered is indexed (Ingestor.recoverLoggedNotIndexed).
 // Messages the main thread posts meanwhile wait in the port. A database that cannot be reached now is checked
 // at the next start; the messages are taken anyway (each fails with 500 until the database is back).
 await ingestor
-  .applyLoggedNotIndexed()
+  .recoverLoggedNotIndexed()
   .catch((err: unknown) => logger.error({ err }, 'checking the raw log against the index failed'));
 
 port.on('message', (message: ToIngestWorker) => {
@@ -61,7 +61,7 @@ port.on('message', (message: ToIngestWorker) => {
     return;
   }
   const { id, path, receivedAt } = message;
-  ingestor.apply(path, new Uint8Array(message.body), new Date(receivedAt)).then(
+  ingestor.take(path, new Uint8Array(message.body), new Date(receivedAt)).then(
     (outcome) => answer({ id, outcome }),
     (err: Error) =>
       answer({

@@ -46,7 +46,7 @@ test(`${WALK.toLocaleString('en')} distinct URLs: the caches hold at most CACHE_
     mainnet: false,
   });
   try {
-    for (const m of fixtureMessages('mocknet').slice(0, 40)) await api.ingestor.apply(m.path, m.payload);
+    for (const m of fixtureMessages('mocknet').slice(0, 40)) await api.ingestor.take(m.path, m.payload);
     const hash = Buffer.alloc(20);
     const principal = (i: number) => {
       hash.writeUInt32BE(i, 0);
