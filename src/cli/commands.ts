@@ -1,6 +1,5 @@
 import type { Config } from '../config.js';
-import { OperatorError } from '../errors.js';
-import { InvalidMessageError } from '../ingest/chain-rows.js';
+import { InvalidMessageError, OperatorError } from '../errors.js';
 import { TsvFormatError } from '../protocol/tsv.js';
 import { defaultNakamotoHeight } from '../devnet/chain.js';
 import { exportFile, replayFile } from '../ingest/replay.js';

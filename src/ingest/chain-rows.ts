@@ -1,3 +1,4 @@
+import { InvalidMessageError } from '../errors.js';
 import {
   clarityHexToRepr,
   decodeSyntheticTx,
@@ -27,20 +28,6 @@ import {
   PostConditionMode,
   TxStatus,
 } from '../store/schema/codes.js';
-
-/** A message the node sent that cannot be applied as given: answered 400, nothing written. */
-export class InvalidMessageError extends Error {
-  readonly statusCode: number = 400;
-}
-
-/**
- * A well-formed message that conflicts with what the index holds: answered 409, nothing written. Only a
- * block whose parent was never received: it goes in once the missing messages are delivered (the node keeps
- * re-sending it). docs/observer.md says why a node that delivers every message never meets it.
- */
-export class MessageConflictError extends InvalidMessageError {
-  override readonly statusCode: number = 409;
-}
 
 /** How deep a contract ABI may nest: Clarity types nest at most 32 deep, a few JSON levels each. */
 const MAX_ABI_DEPTH = 256;

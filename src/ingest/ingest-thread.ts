@@ -1,7 +1,7 @@
 import type { MessagePort, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { startModuleWorker, transferableBytes } from '../worker-threads.js';
-import { InvalidMessageError, MessageConflictError } from './chain-rows.js';
+import { InvalidMessageError, MessageConflictError } from '../errors.js';
 import type { IngestProgress } from './ingest-progress.js';
 import type { MessageOutcome, IngestorOptions } from './ingestor.js';
 

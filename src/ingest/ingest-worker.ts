@@ -2,7 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
 import { openDatabase } from '../store/db.js';
 import { Store } from '../store/store.js';
-import { Ingestor, InvalidMessageError } from './ingestor.js';
+import { InvalidMessageError } from '../errors.js';
+import { Ingestor } from './ingestor.js';
 import type { FromIngestWorker, IngestMetric, IngestWorkerData, ToIngestWorker } from './ingest-thread.js';
 import { testPause } from './test-pauses.js';
 

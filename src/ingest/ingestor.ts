@@ -12,7 +12,7 @@ import { decodeBlock } from './decode-block.js';
 import { applyNewBurnBlock } from './apply-burn-block.js';
 import { applyDropMempoolTxs, applyNewMempoolTxs, decodeMempoolTxs } from './apply-mempool.js';
 import { applyNewMicroblocks } from './apply-microblocks.js';
-import { InvalidMessageError } from './chain-rows.js';
+import { InvalidMessageError } from '../errors.js';
 import type { ApplyContext, DecodedBlock, DecodedMempoolTxs } from './context.js';
 import { checkMicroblocksMessage } from './message-checks.js';
 import {
@@ -25,8 +25,6 @@ import {
   type NewMicroblocks,
   type ObserverPath,
 } from '../protocol/payloads.js';
-
-export { InvalidMessageError };
 
 const utf8 = new TextDecoder();
 

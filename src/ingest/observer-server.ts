@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { InvalidMessageError, type MessageOutcome } from './ingestor.js';
+import { InvalidMessageError } from '../errors.js';
+import type { MessageOutcome } from './ingestor.js';
 import { observerGuards } from './observer-guards.js';
 import { observerPaths } from '../protocol/payloads.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
-import { MessageConflictError } from '../../src/ingest/chain-rows.js';
+import { MessageConflictError } from '../../src/errors.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
 import { beginLoggedMessage } from '../../src/store/write/message-log.js';
