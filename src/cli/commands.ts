@@ -81,18 +81,18 @@ export async function exportLog(config: Config, file: string): Promise<void> {
   }
 }
 
-export async function generate(
-  options: {
-    blocks: number;
-    accounts: number;
-    seed: string;
-    txsPerBlock: number;
-    workers?: number;
-    /** `none`: the chain stays in epoch 2.x; default: 40% in */
-    nakamotoHeight?: number | 'none';
-  },
-  out: string,
-): Promise<void> {
+/** The sizes `generate` takes (its command-line options, parsed). */
+export interface GenerateOptions {
+  blocks: number;
+  accounts: number;
+  seed: string;
+  txsPerBlock: number;
+  workers?: number;
+  /** `none`: the chain stays in epoch 2.x; default: 40% in */
+  nakamotoHeight?: number | 'none';
+}
+
+export async function generate(options: GenerateOptions, out: string): Promise<void> {
   const { nakamotoHeight, ...sizes } = options;
   const report = await generateFile(
     {

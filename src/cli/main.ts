@@ -6,6 +6,7 @@ import { OperatorError } from '../errors.js';
 import { describeConfig } from '../settings.js';
 import { packageVersion } from '../version.js';
 import { checkInputFile, checkOutputFile, UsageError } from './arguments.js';
+import type { GenerateOptions } from './commands.js';
 import type { ServeMode } from './ports.js';
 import type { Shutdown } from './shutdown.js';
 
@@ -172,21 +173,11 @@ function buildProgram(): Command {
       'enter epoch 3.0 (Nakamoto) at this height, or `none` for never (default: 40% in)',
       (text: string) => (text === 'none' ? ('none' as const) : integerAtLeast(2)(text)),
     )
-    .action(
-      async (options: {
-        out?: string;
-        blocks: number;
-        accounts: number;
-        seed: string;
-        txsPerBlock: number;
-        workers?: number;
-        nakamotoHeight?: number | 'none';
-      }) => {
-        const { out, ...sizes } = options;
-        await checkOutputFile('--out', required('--out <path>', out));
-        await (await commands()).generate(sizes, out!);
-      },
-    );
+    .action(async (options: GenerateOptions & { out?: string }) => {
+      const { out, ...sizes } = options;
+      await checkOutputFile('--out', required('--out <path>', out));
+      await (await commands()).generate(sizes, out!);
+    });
 
   const keys = program
     .command('keys')
