@@ -3,7 +3,7 @@ import { after, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { cacheMemory } from '../../src/api/cache/cache-memory.js';
-import { c32Address } from '../../src/chain/address.js';
+import { c32Address } from '../../src/chain/c32.js';
 import { settings } from '../../src/settings.js';
 import { startTestApi } from '../support/api.js';
 import { stopOwnCluster } from '../support/database.js';
