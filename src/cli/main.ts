@@ -219,7 +219,9 @@ function addKeysCommands(program: Command): void {
     });
   keys
     .command('revoke')
-    .description('revoke a key (API instances stop accepting it within 30 s)')
+    .description(
+      'revoke a key (refused at once by the server holding the directory; by every instance within 2 s)',
+    )
     .argument('<id>', 'the key id (see keys list)', nonEmpty('the key id'))
     .action(async (id: string) => {
       const config = await configuration();
