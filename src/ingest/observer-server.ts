@@ -15,7 +15,7 @@ export interface ObserverServerOptions {
 }
 
 /**
- * The event-observer door: the stacks-node POSTs chain events here. It answers 200 once a message is
+ * The event-observer server: the stacks-node POSTs chain events here. It answers 200 once a message is
  * committed (or found to change nothing: a duplicate); a message no node sends gets 400 (a block whose
  * parent is missing, 409) and writes nothing; any other failure (the database is down...) gets 500, so the
  * node retries the same message. A node re-sends until it gets a 200, so every non-2xx answer is listed in

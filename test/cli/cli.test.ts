@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkPorts, doorsOf, PortError } from '../../src/cli/ports.js';
+import { checkPorts, PortError, serverAddressesOf } from '../../src/cli/ports.js';
 import { serve } from '../../src/cli/serve.js';
 import { loadConfig } from '../../src/config.js';
 import { describeConfig } from '../../src/settings.js';
@@ -216,7 +216,7 @@ describe('settings and ports: checked before the database is opened', () => {
   });
   after(() => new Promise<void>((resolve) => busy.close(() => resolve())));
 
-  /** Every door on a free port, metrics on. */
+  /** Every server on a free port, metrics on. */
   const serverEnv = async (env: Record<string, string>) =>
     serveEnv({
       API_PORT: String(await freePort()),
@@ -261,21 +261,21 @@ describe('settings and ports: checked before the database is opened', () => {
     );
   });
 
-  test('two doors on one port', async () => {
+  test('two servers on one port', async () => {
     const env = await serverEnv({});
     await refused(
       ['serve'],
       { ...env, OBSERVER_PORT: env.API_PORT },
-      `OBSERVER_PORT and API_PORT are both ${env.API_PORT}: each door needs its own port`,
+      `OBSERVER_PORT and API_PORT are both ${env.API_PORT}: each server needs its own port`,
     );
     await refused(
       ['start'],
       { ...env, METRICS_PORT: env.OBSERVER_PORT },
-      `OBSERVER_PORT and METRICS_PORT are both ${env.OBSERVER_PORT}: each door needs its own port`,
+      `OBSERVER_PORT and METRICS_PORT are both ${env.OBSERVER_PORT}: each server needs its own port`,
     );
   });
 
-  test('a port in use, for each door and mode', async () => {
+  test('a port in use, for each server and mode', async () => {
     const inUse = (variable: string) =>
       `${variable}=${busyPort}: 127.0.0.1:${busyPort} is already in use (another process listens there); choose a free port with ${variable}`;
     await refused(['serve'], await serverEnv({ API_PORT: String(busyPort) }), inUse('API_PORT'));
@@ -308,7 +308,7 @@ describe('settings and ports: checked before the database is opened', () => {
       await refused(
         ['serve'],
         serveEnv({ API_PORT: String(busyPort), METRICS_ENABLED: 'true', METRICS_PORT: String(busyPort) }),
-        `API_PORT and METRICS_PORT are both ${busyPort}: each door needs its own port; ` +
+        `API_PORT and METRICS_PORT are both ${busyPort}: each server needs its own port; ` +
           `API_PORT=${busyPort}: 127.0.0.1:${busyPort} is already in use (another process listens there); ` +
           'choose a free port with API_PORT',
       );
@@ -317,12 +317,14 @@ describe('settings and ports: checked before the database is opened', () => {
     }
   });
 
-  test('doors a mode does not open are not checked', async () => {
+  test('servers a mode does not open are not checked', async () => {
     const config = loadConfig({ API_PORT: '3999', OBSERVER_PORT: '3999', METRICS_ENABLED: 'false' });
-    assert.deepEqual(doorsOf(config, 'write-only'), [
+    assert.deepEqual(serverAddressesOf(config, 'write-only'), [
       { variable: 'OBSERVER_PORT', host: '127.0.0.1', port: 3999 },
     ]);
-    assert.deepEqual(doorsOf(config, 'read-only'), [{ variable: 'API_PORT', host: '0.0.0.0', port: 3999 }]);
+    assert.deepEqual(serverAddressesOf(config, 'read-only'), [
+      { variable: 'API_PORT', host: '0.0.0.0', port: 3999 },
+    ]);
     await checkPorts(
       loadConfig({ API_PORT: String(busyPort), METRICS_PORT: '0', OBSERVER_PORT: '0' }),
       'write-only',

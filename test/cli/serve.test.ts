@@ -114,7 +114,7 @@ function testConfig(env: Record<string, string>) {
 }
 
 describe('serve: run modes (in process)', () => {
-  test('both doors: the observer writes, the API reads, metrics count both', async () => {
+  test('both servers: the observer writes, the API reads, metrics count both', async () => {
     const url = await createTestDatabaseUrl();
     const service = await serve(testConfig({ DATABASE_URL: url }), silentLogger, 'both');
     try {

@@ -8,7 +8,7 @@ import { TEST_CONNECT_TIMEOUT_MS } from './database.js';
 export const TESTNET = { CHAIN_ID: '0x80000000' } as const;
 
 /**
- * The settings of a test's `serve`: both doors on loopback at a port the system picks (`'0'`) unless `env`
+ * The settings of a test's `serve`: both servers on loopback at a port the system picks (`'0'`) unless `env`
  * names one; no rate limit, no metrics, no vesting file; the tests' database connect timeout (production's
  * 400 ms is missed by a loaded machine). `env` adds to them or overrides them.
  */

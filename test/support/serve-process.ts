@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { serveEnv } from './serve-config.js';
 
-// The real service in a child process (`main.ts serve`, both doors), for tests that kill it, restart it, or
+// The real service in a child process (`main.ts serve`, both servers), for tests that kill it, restart it, or
 // load it from outside: the process a stacks-node and clients would talk to.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -16,7 +16,7 @@ export interface ServeOptions {
   env?: Record<string, string>;
   /** how long the start may take (default 120 s: a loaded 2-core machine compiles the sources slowly) */
   startTimeoutMs?: number;
-  /** `serve --read-only` (API alone) or `serve --write-only` (observer alone); both doors by default */
+  /** `serve --read-only` (API alone) or `serve --write-only` (observer alone); both servers by default */
   mode?: 'read-only' | 'write-only';
   /** node flags before the script (a benchmark's `--cpu-prof --cpu-prof-dir=...`) */
   nodeFlags?: string[];
@@ -58,7 +58,7 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-/** Starts `serve` and resolves once its doors (both, unless `mode` says one) answer. */
+/** Starts `serve` and resolves once its servers (both, unless `mode` says one) answer. */
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const modeArgs = options.mode ? [`--${options.mode}`] : [];
   const args = [...(options.nodeFlags ?? []), '--import', 'tsx', 'src/cli/main.ts', 'serve', ...modeArgs];
