@@ -1,7 +1,8 @@
 import { InvalidMessageError } from '../errors.js';
 import {
   clarityHexToRepr,
-  decodeSyntheticTx,
+  BURNCHAIN_OP_RAW_TX,
+  decodeBurnchainOpTx,
   decodeTransaction,
   poxLockChange,
   type BlockTxJson,
@@ -73,8 +74,6 @@ export interface Placement {
   parent_index_block_hash: string;
   canonical: boolean;
 }
-
-const SYNTHETIC_RAW_TX = '0x00';
 
 export function decodedColumns(txId: string, rawTx: string, decoded: DecodedTx): DecodedTxColumns {
   return {
@@ -287,7 +286,7 @@ function splitEventType(type: string): [string, string] {
 /**
  * Decodes the transactions and events of a block or microblock message into rows. Events of failed
  * transactions and uncommitted events are dropped; each transaction's events are renumbered 0..n-1 in
- * the node's order. Synthetic (burnchain) transactions without events are skipped, as upstream does. Events
+ * the node's order. Burnchain-op transactions without events are skipped, as upstream does. Events
  * of types the index does not keep are left out and counted in `skipped` (a newer node may send new types).
  * `rawTxBytes`: each transaction's raw bytes, in the order of `transactions`, when the id check decoded
  * them from hex already (`checkBlockMessage`); else the codec decodes the hex.
@@ -316,9 +315,9 @@ export function buildChainRows(
     seen.add(tx.txid);
     const txEvents = (eventsByTx.get(tx.txid) ?? []).sort((a, b) => a.event_index - b.event_index);
     let decoded: DecodedTx | null;
-    if (tx.raw_tx === SYNTHETIC_RAW_TX) {
+    if (tx.raw_tx === BURNCHAIN_OP_RAW_TX) {
       try {
-        decoded = decodeSyntheticTx(tx as BlockTxJson, txEvents, isMainnet, placement.burn_block_height);
+        decoded = decodeBurnchainOpTx(tx as BlockTxJson, txEvents, isMainnet, placement.burn_block_height);
       } catch (err) {
         throw new InvalidMessageError(
           `burnchain transaction ${tx.txid} cannot be reconstructed: ${(err as Error).message}`,
