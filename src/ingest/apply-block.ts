@@ -27,7 +27,7 @@ import {
 import { adoptGenesisRows } from '../store/write/genesis.js';
 import {
   collectMempoolGarbage,
-  minedTxKeys,
+  minedTxClaims,
   pruneMinedTxs,
   resolveSameNonce,
   restoreToMempool,
@@ -322,7 +322,7 @@ async function extendTipFromStoredRows(
   await confirmMicroblocks(sql, steps.accepted, steps.orphanedMicroblocks, msg, ctx, steps.tip);
   await applyStoredContributions(sql, [block.index_block_hash], 1);
   if (!stored.ordinalsOnInsert) await assignOrdinals(sql, [block.index_block_hash]);
-  const mined = await minedTxKeys(sql, [block.index_block_hash]);
+  const mined = await minedTxClaims(sql, [block.index_block_hash]);
   await sendAll(afterContributions(sql, msg, block, ctx, pruneMinedTxs(sql, mined)));
   return 'applied';
 }
@@ -464,7 +464,7 @@ async function restoreFork(
     );
   }
   await addBlockContributions(sql, restored);
-  await pruneMinedTxs(sql, await minedTxKeys(sql, restored));
+  await pruneMinedTxs(sql, await minedTxClaims(sql, restored));
   const orphanedTxIds = [...(await txIdsOfBlocks(sql, orphaned)), ...orphanedMicroblockTxIds];
   await restoreToMempool(sql, orphanedTxIds, ctx.receivedAt, tip.block_height);
   return orphanedMicroblocks;

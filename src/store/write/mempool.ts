@@ -169,12 +169,12 @@ const settlingStatement = (mined: string, before = '') => `
 export const SETTLE_FROM_STORED = settlingStatement(lastMinedStored);
 
 /** A mined tx, as pruning the mempool needs it: its id and the (payer, nonce) pair it claims. */
-export interface MinedTxKey extends NonceClaim {
+export interface MinedTxClaim extends NonceClaim {
   tx_id: string;
 }
 
 /** A tx of the block becoming the chain tip, with its place in the chain. */
-export interface TipTx extends MinedTxKey {
+export interface TipTx extends MinedTxClaim {
   block_height: number;
   microblock_sequence: number;
   tx_index: number;
@@ -249,7 +249,7 @@ function resolveSameNonceAtTip(sql: TransactionSql, txs: readonly TipTx[]): Prom
  * settling, which the prune then skips, where pruned first it was written twice (test/ingest/mempool-claims
  * .test.ts); the rows end the same in either order (the prune sets only `pruned`, which the settling sets on
  * every loser, and the settling neither reads `pruned` to rank nor writes winners). The mined txs come as
- * rows (those of a block or microblock being inserted, or `minedTxKeys` of stored blocks) instead of being
+ * rows (those of a block or microblock being inserted, or `minedTxClaims` of stored blocks) instead of being
  * joined from `txs`: joined, `txs` would be a non-target relation of the UPDATE, carried as whole rows (for
  * EvalPlanQual rechecks), and forming a whole row of `txs` detoasts its wide columns: that made pruning
  * cost ~20 ms per block. Both statements are sent at once and run in order (one connection). Given `{ atTip: true }`,
@@ -257,7 +257,7 @@ function resolveSameNonceAtTip(sql: TransactionSql, txs: readonly TipTx[]): Prom
  * txs without reading the stored ones (`SETTLE_AT_TIP`; test/ingest/block-paths.test.ts compares it with
  * the stored lookup, which the read-back path takes).
  */
-export function pruneMinedTxs(sql: TransactionSql, txs: readonly MinedTxKey[]): Promise<unknown>;
+export function pruneMinedTxs(sql: TransactionSql, txs: readonly MinedTxClaim[]): Promise<unknown>;
 export function pruneMinedTxs(
   sql: TransactionSql,
   txs: readonly TipTx[],
@@ -265,7 +265,7 @@ export function pruneMinedTxs(
 ): Promise<unknown>;
 export function pruneMinedTxs(
   sql: TransactionSql,
-  txs: readonly MinedTxKey[] | readonly TipTx[],
+  txs: readonly MinedTxClaim[] | readonly TipTx[],
   options?: { atTip: true },
 ): Promise<unknown> {
   if (txs.length === 0) return Promise.resolve();
@@ -289,9 +289,12 @@ export function pruneMinedTxs(
 }
 
 /** The txs stored in a set of blocks, as `pruneMinedTxs` takes them. */
-export async function minedTxKeys(sql: TransactionSql, indexBlockHashes: string[]): Promise<MinedTxKey[]> {
+export async function minedTxClaims(
+  sql: TransactionSql,
+  indexBlockHashes: string[],
+): Promise<MinedTxClaim[]> {
   if (indexBlockHashes.length === 0) return [];
-  return sql<MinedTxKey[]>`
+  return sql<MinedTxClaim[]>`
     SELECT tx_id, sender_address, sponsored, sponsor_address, nonce
     FROM txs WHERE index_block_hash = ANY(${indexBlockHashes})`;
 }
