@@ -255,7 +255,7 @@ async function storeBlockRows(
   ];
   const stored = { block, rows, rewardRows, fresh, ordinalsOnInsert, inserts };
   // A large block's rows go in several statements: the tx-id list is read back, and the same-nonce
-  // settling (`resolveSameNonce`, `pruneMinedTxs`) reads the block's txs, once all are stored.
+  // same-nonce resolution (`resolveSameNonce`, `pruneMinedTxs`) reads the block's txs, once all are stored.
   if (fresh && !cutIntoStatements(sql, rows.txs.length)) return stored;
   await sendAll(inserts);
   if (!fresh) await storeBlockTxIds(sql, block.index_block_hash);
@@ -268,7 +268,7 @@ async function storeSiblingBlock(
   ctx: ApplyContext,
   stored: StoredRows,
 ): Promise<'applied'> {
-  // the original settles the same-nonce pairs of every block's txs, canonical or not (a pair's winner is then
+  // the original resolves the same-nonce pairs of every block's txs, canonical or not (a pair's winner is then
   // the canonical chain's tx, else the best fee)
   const last = sendAll([...stored.inserts, resolveSameNonce(sql, stored.rows.txs)]);
   ctx.writesSent?.();
