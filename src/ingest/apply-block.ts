@@ -41,9 +41,9 @@ import {
   stagedTxIndexes,
   unconfirmedMicroblocks,
 } from '../store/write/microblocks.js';
-import type { BlockRow, ChainRows, MinerRewardRow } from '../store/schema/rows.js';
+import type { BlockRow, ChainRows, ChainTip, MinerRewardRow } from '../store/schema/rows.js';
 import { loggedMessageBody } from '../store/write/message-log.js';
-import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
+import { lockChainTip, setChainTipBlock, touchMempool } from '../store/write/tip.js';
 import { InvalidMessageError, MessageConflictError } from '../errors.js';
 import type { ApplyContext } from './context.js';
 import {
