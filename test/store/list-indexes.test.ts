@@ -74,7 +74,7 @@ const digest = (sql: Sql) => databaseDigest(sql, READ_TABLES, RECEIPT_TIME_COLUM
 
 async function apply(store: Store, chain: Chain, messages: RecordedMessage[]) {
   const ingestor = new Ingestor(store, { isMainnet: chain.mainnet, logger: silentLogger });
-  for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
+  for (const m of messages) await ingestor.take(m.path, m.payload, m.receivedAt);
 }
 
 /** What the chain put in the new tables, so the comparison is known to cover each of them. */
