@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { cacheMemory } from '../../src/api/cache/cache-memory.js';
+import { caches } from '../../src/caches.js';
 import { c32Address } from '../../src/chain/address.js';
 import { settings } from '../../src/settings.js';
 import { startTestApi } from '../support/api.js';
@@ -11,7 +11,7 @@ import { walkUrls } from '../support/pipelined-get.js';
 import { fixtureMessages } from '../support/shared.js';
 
 // Cached answers must hold what they count, and all of them together at most CACHE_MAX_MB
-// (src/api/cache/cache-memory.ts). A client walks 200,000 distinct valid URLs over HTTP (balances, account
+// (src/caches.ts). A client walks 200,000 distinct valid URLs over HTTP (balances, account
 // listings and contract statuses of made-up principals: small answers, every one kept when made), against the
 // API in this process with CACHE_MAX_MB=8, and what the process retains (after a full GC) and its RSS are
 // compared before and after. Before: each small answer kept was a slice of an 8 KB buffer slab and pinned it,
@@ -69,7 +69,7 @@ test(`${WALK.toLocaleString('en')} distinct URLs: the caches hold at most CACHE_
     assert.deepEqual(await walkUrls(WALK, url, server), { 200: WALK });
     const walked = memory();
 
-    const counted = cacheMemory.bytes / MB;
+    const counted = caches.bytes / MB;
     assert.ok(counted <= CACHE_MAX_MB, `the caches count ${counted.toFixed(1)} MB`);
     assert.ok(counted >= CACHE_MAX_MB / 2, `the walk filled them: ${counted.toFixed(1)} MB`);
     const retained = walked.retained - before.retained;
@@ -88,6 +88,6 @@ test(`${WALK.toLocaleString('en')} distinct URLs: the caches hold at most CACHE_
     );
   } finally {
     await api.close();
-    cacheMemory.setBound(settings.CACHE_MAX_MB.default * MB);
+    caches.setBound(settings.CACHE_MAX_MB.default * MB);
   }
 });

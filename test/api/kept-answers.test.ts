@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import Fastify from 'fastify';
-import { clientHasVersion } from '../../src/api/cache/etag.js';
-import { CacheMemory, ENTRY_BYTES } from '../../src/api/cache/cache-memory.js';
-import { KeptAnswers, keptByEtag, keptWithOwnTags } from '../../src/api/cache/kept-answers.js';
+import { holds, jsonAnswer, notModified } from '../../src/api/answers/answer.js';
+import { AnswerCache, type AnswerCacheOptions } from '../../src/api/cache/answer-cache.js';
+import { ENTRY_BYTES } from '../../src/api/cache/entry-bytes.js';
+import { answerFromCache, send } from '../../src/api/routes/send.js';
+import { CacheRegistry } from '../../src/caches.js';
 import { freshApiServer, startTestApi } from '../support/api.js';
 import { addressOf, ev, transferTx } from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
@@ -14,12 +16,16 @@ const ALICE = addressOf('alice');
 const BOB = addressOf('bob');
 const DAVE = addressOf('dave');
 
+/** An answer cache of these tests, counted against `registry` (its own bound unless given). */
+const answerCache = (options: Omit<AnswerCacheOptions, 'name' | 'file'> = {}) =>
+  new AnswerCache({ name: 'test answers', file: 'test', registry: new CacheRegistry(1e9), ...options });
+
 describe('answers kept by their ETag', () => {
   test('found only under the tag they were made with; a new tag drops all; bounded in bytes', () => {
     // each entry counts its body, its key, its own tag and mempool version when it has them, and ENTRY_BYTES for
     // the objects holding them; a small body is kept as text (cache-memory.ts)
     const entry = (bytes: number) => bytes + ENTRY_BYTES;
-    const kept = new KeptAnswers({ maxBytes: 5 * entry(20), memory: new CacheMemory(1e9) });
+    const kept = answerCache({ maxBytes: 5 * entry(20) });
     const answer = (text: string) => ({ body: Buffer.from(text) });
     assert.equal(kept.get('t1', '/a'), undefined);
     kept.set('t1', '/a', answer('a'.repeat(18)));
@@ -50,7 +56,7 @@ describe('answers kept by their ETag', () => {
   });
 
   test('kept bodies retain what they count: small ones as text, large ones in a store of their own', () => {
-    const kept = new KeptAnswers({ memory: new CacheMemory(1e9) });
+    const kept = answerCache();
     kept.get('t1', '/');
     // a small Buffer is a slice of an 8 KB pool slab: kept as text, it pins no slab
     const small = Buffer.from('{"a":1}');
@@ -70,9 +76,9 @@ describe('answers kept by their ETag', () => {
   });
 
   test("the process's bound: all caches together, the one holding the most gives back its oldest first", () => {
-    const memory = new CacheMemory(10 * ENTRY_BYTES + 1000);
-    const a = new KeptAnswers({ memory });
-    const b = new KeptAnswers({ memory });
+    const memory = new CacheRegistry(10 * ENTRY_BYTES + 1000);
+    const a = answerCache({ registry: memory });
+    const b = answerCache({ registry: memory });
     a.get('g', '/');
     b.get('g', '/');
     const body = (n: number) => ({ body: 'x'.repeat(n) });
@@ -90,7 +96,7 @@ describe('answers kept by their ETag', () => {
     assert.equal(a.get('g', '/5')?.body, 'x');
     // an entry larger than the whole bound is not kept, and evicts nothing
     const before = memory.bytes;
-    const huge = new KeptAnswers({ memory, maxBytes: 1e9 });
+    const huge = answerCache({ registry: memory, maxBytes: 1e9 });
     huge.get('g', '/');
     huge.set('g', '/huge', body(20 * ENTRY_BYTES));
     assert.equal(huge.size, 0);
@@ -99,7 +105,7 @@ describe('answers kept by their ETag', () => {
 
   test('keepOnSecondAsk: kept on the second ask of a key under a generation; a long walk keeps nothing', () => {
     // 8 KB of bound, 8 KB typical answers: the keys asked once are the latest 2 (2 * maxBytes / typical)
-    const kept = new KeptAnswers({ maxBytes: 8192, keepOnSecondAsk: true, typicalAnswerBytes: 8192 });
+    const kept = answerCache({ maxBytes: 8192, cacheOnSecondAsk: true, typicalAnswerBytes: 8192 });
     const answer = { body: 'x', etag: 'e' };
     assert.equal(kept.get('g1', '/a'), undefined);
     assert.equal(kept.admits('g0', '/a'), false, 'not under an old generation');
@@ -118,7 +124,7 @@ describe('answers kept by their ETag', () => {
     assert.equal(kept.get('g2', '/a'), undefined);
     assert.equal(kept.admits('g2', '/w2'), false);
     // without the option, every answer is admitted
-    const eager = new KeptAnswers({ maxBytes: 8192 });
+    const eager = answerCache({ maxBytes: 8192 });
     eager.get('g1', '/a');
     assert.equal(eager.admits('g1', '/a'), true);
   });
@@ -129,23 +135,42 @@ describe('answers kept by their ETag', () => {
     let tag = 't1';
     const ran = { preValidation: 0, handler: 0 };
     const app = Fastify();
-    const byTag = keptByEtag(async () => tag);
-    const byOwnTag = keptWithOwnTags(async () => ({ generation: tag, mempool: 'm1' }));
+    // answers made under the state `tag`: /tagged is tagged by that state, /own by what its handler read
+    const state = { read: async () => ({ generation: tag, mempool: 'm1' }), invalidatedBy: 'a new tag' };
+    const byTag = answerCache({ state });
+    const byOwnTag = answerCache({ state });
     const schema = {
       querystring: { type: 'object', properties: { id: { type: 'string', pattern: '^[a-z]+$' } } },
     };
     const preValidation = async () => {
       ran.preValidation += 1;
     };
-    app.get('/tagged', { schema, preValidation, ...byTag }, async (request) => {
-      ran.handler += 1;
-      return { id: (request.query as { id: string }).id, handler: ran.handler };
-    });
-    app.get('/own', { schema, preValidation, ...byOwnTag }, async (request, reply) => {
-      ran.handler += 1;
-      clientHasVersion(request, reply, `own-${tag}`); // the tag of what the handler read
-      return { id: (request.query as { id: string }).id, handler: ran.handler };
-    });
+    const body = (request: { query: unknown }) =>
+      JSON.stringify({ id: (request.query as { id: string }).id, handler: ran.handler });
+    app.get(
+      '/tagged',
+      { schema, preValidation, onRequest: answerFromCache(byTag) },
+      async (request, reply) => {
+        const answer = await byTag.made(async () => {
+          if (holds(request, tag)) return notModified(tag);
+          ran.handler += 1;
+          return jsonAnswer(body(request), tag);
+        });
+        return send(request, reply, answer);
+      },
+    );
+    app.get(
+      '/own',
+      { schema, preValidation, onRequest: answerFromCache(byOwnTag) },
+      async (request, reply) => {
+        // the tag of what the handler read
+        const answer = await byOwnTag.made(async () => {
+          ran.handler += 1;
+          return jsonAnswer(body(request), `own-${tag}`);
+        });
+        return send(request, reply, answer);
+      },
+    );
     try {
       for (const route of ['/tagged', '/own']) {
         const etag = route === '/own' ? '"own-t1"' : '"t1"';

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CacheMemory, ENTRY_BYTES } from '../../src/api/cache/cache-memory.js';
+import { AnswerCache } from '../../src/api/cache/answer-cache.js';
+import { ENTRY_BYTES } from '../../src/api/cache/entry-bytes.js';
 import { OldestFirst } from '../../src/api/cache/oldest-first.js';
-import { KeptAnswers } from '../../src/api/cache/kept-answers.js';
+import { CacheRegistry } from '../../src/caches.js';
 import { TxByIdJsonCache } from '../../src/api/cache/rendered-txs.js';
 
 /** The reference: a list of keys in insertion order, a deleted key removed, a key added again moved to the end. */
@@ -127,7 +128,12 @@ describe('OldestFirst', () => {
     // kept answers: the bound in bytes, the oldest leaving first, what each held uncounted as it leaves
     // each entry is 90 + its key (3 bytes: /90 to /99) + its tag (1) + ENTRY_BYTES: the 10 newest fit
     const entry = 94 + ENTRY_BYTES;
-    const answers = new KeptAnswers({ maxBytes: 10 * entry, memory: new CacheMemory(1e9) });
+    const answers = new AnswerCache({
+      name: 'test answers',
+      file: 'test',
+      maxBytes: 10 * entry,
+      registry: new CacheRegistry(1e9),
+    });
     answers.get('g', '/x'); // the generation
     for (let n = 0; n < 500; n++) answers.set('g', `/${n % 200}`, { body: 'x'.repeat(90), etag: 't' });
     assert.equal(answers.size, 10);
@@ -138,11 +144,13 @@ describe('OldestFirst', () => {
 
   test('answers asked once are remembered up to their bound, the oldest forgotten first', () => {
     // 2 * 4096 / 1024 = 8 keys asked once are remembered
-    const answers = new KeptAnswers({
+    const answers = new AnswerCache({
+      name: 'test answers',
+      file: 'test',
       maxBytes: 4096,
-      keepOnSecondAsk: true,
+      cacheOnSecondAsk: true,
       typicalAnswerBytes: 1024,
-      memory: new CacheMemory(1e9),
+      registry: new CacheRegistry(1e9),
     });
     answers.get('g', '/x');
     for (let round = 0; round < 50; round++) {

@@ -1,6 +1,7 @@
 import type { RenderedTx } from '../render/addresses.js';
 import type { Store } from '../../store/store.js';
-import { cacheMemory, ENTRY_BYTES, type CacheMember } from './cache-memory.js';
+import { caches, type CacheDeclaration, type CountedCache } from '../../caches.js';
+import { ENTRY_BYTES } from './entry-bytes.js';
 import { OldestFirst } from './oldest-first.js';
 
 // The rendered JSON of mined transactions, kept across requests for the account listings
@@ -26,8 +27,28 @@ export type MinedTxJson = RenderedTx;
  */
 const MAX_ENTRIES = 10_000;
 
+const FILE = 'src/api/cache/rendered-txs.ts';
+
+const MINED_TX_RENDERINGS: CacheDeclaration = {
+  name: 'renderings: account listings',
+  layer: 'renderings',
+  key: 'a mined row: tx id, index block hash, microblock hash',
+  invalidatedBy: 'nothing (a row never changes; one is used only when read as visible)',
+  bound: `${MAX_ENTRIES.toLocaleString('en')} txs, per database`,
+  file: FILE,
+};
+
+const TX_BY_ID_RENDERINGS: CacheDeclaration = {
+  name: 'renderings: tx by id',
+  layer: 'renderings',
+  key: 'a tx id (its visible row, first page of events)',
+  invalidatedBy: 'another row visible for the id (checked by a key read per request)',
+  bound: `${MAX_ENTRIES.toLocaleString('en')} txs, per database`,
+  file: FILE,
+};
+
 /** Row key → rendering, the oldest insertion evicted first. */
-export class MinedTxJsonCache implements CacheMember {
+export class MinedTxJsonCache implements CountedCache {
   private readonly entries = new Map<string, MinedTxJson>();
   /** tx id → how many of its rows have a kept rendering (one, but for a tx mined on two forks) */
   private readonly rowsOfTx = new Map<string, number>();
@@ -38,7 +59,7 @@ export class MinedTxJsonCache implements CacheMember {
   });
 
   constructor(private readonly maxEntries = MAX_ENTRIES) {
-    cacheMemory.join(this);
+    caches.join(MINED_TX_RENDERINGS, this);
   }
 
   get bytes(): number {
@@ -66,7 +87,7 @@ export class MinedTxJsonCache implements CacheMember {
     if (!isKeepable(key)) return;
     const id = rowKey(key);
     const size = renderingSize(id, value.json);
-    if (!cacheMemory.makeRoom(size)) return;
+    if (!caches.makeRoom(size)) return;
     const previous = this.entries.get(id);
     if (previous) {
       this.keptBytes -= renderingSize(id, previous.json);
@@ -148,7 +169,7 @@ export interface TxByIdJson {
 }
 
 /** tx id → rendering of its visible row, the oldest insertion evicted first. */
-export class TxByIdJsonCache implements CacheMember {
+export class TxByIdJsonCache implements CountedCache {
   private readonly entries = new Map<string, TxByIdJson>();
   private keptBytes = 0;
   private readonly oldest = new OldestFirst(this.entries, (txId) => {
@@ -156,7 +177,7 @@ export class TxByIdJsonCache implements CacheMember {
   });
 
   constructor(private readonly maxEntries = MAX_ENTRIES) {
-    cacheMemory.join(this);
+    caches.join(TX_BY_ID_RENDERINGS, this);
   }
 
   get bytes(): number {
@@ -175,7 +196,7 @@ export class TxByIdJsonCache implements CacheMember {
   set(row: MinedTxKey & { status: number }, json: string): void {
     if (!isKeepable(row)) return;
     const size = renderingSize(row.tx_id, json);
-    if (!cacheMemory.makeRoom(size)) return;
+    if (!caches.makeRoom(size)) return;
     const previous = this.entries.get(row.tx_id);
     if (previous) this.keptBytes -= renderingSize(row.tx_id, previous.json);
     else if (this.entries.size >= this.maxEntries) this.oldest.evict();
