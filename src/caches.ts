@@ -1,3 +1,4 @@
+import { c32Caches } from './chain/c32.js';
 import { settings } from './settings.js';
 
 // Every cache of the process joins one registry, `caches`, with what docs/caching.md says of it: its name, the
@@ -113,3 +114,6 @@ export class CacheRegistry {
 
 /** The process's caches (one bound for all; the API server sets it from CACHE_MAX_MB). */
 export const caches = new CacheRegistry(settings.CACHE_MAX_MB.default * 1024 * 1024);
+
+// src/chain imports nothing local: the address codec's caches join here.
+caches.join(c32Caches.declaration, c32Caches);

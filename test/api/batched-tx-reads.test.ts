@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test';
 import { EVENT_LIMIT_DEFAULT } from '../../src/api/schemas/params.js';
 import type { Sql } from '../../src/store/db.js';
 import type { Store } from '../../src/store/store.js';
-import { txByIdJsonCache } from '../../src/api/cache/rendered-txs.js';
+import { txByIdRenderings } from '../../src/api/cache/rendered-txs.js';
 import {
   batchedMinedTxReads,
   batchedMinedTxVersionReads,
@@ -169,7 +169,7 @@ for (const engine of testEngines(import.meta.url)) {
           },
           (store) => {
             // the route sets a kept rendering's ETag when it sends it, after its key read found the same row
-            const cache = txByIdJsonCache(store);
+            const cache = txByIdRenderings(store);
             keptAndUsed = ids.filter((id) => cache.get(id)?.etag !== undefined).length;
           },
         );

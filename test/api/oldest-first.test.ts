@@ -4,7 +4,7 @@ import { AnswerCache } from '../../src/api/cache/answer-cache.js';
 import { ENTRY_BYTES } from '../../src/api/cache/entry-bytes.js';
 import { OldestFirst } from '../../src/api/cache/oldest-first.js';
 import { CacheRegistry } from '../../src/caches.js';
-import { TxByIdJsonCache } from '../../src/api/cache/rendered-txs.js';
+import { TxByIdRenderings } from '../../src/api/cache/rendered-txs.js';
 
 /** The reference: a list of keys in insertion order, a deleted key removed, a key added again moved to the end. */
 class ReferenceOrder {
@@ -90,7 +90,7 @@ describe('OldestFirst', () => {
   });
 
   test('the caches built on it evict the oldest entry first, over many rounds of eviction', () => {
-    const cache = new TxByIdJsonCache(100);
+    const cache = new TxByIdRenderings(100);
     const id = (n: number) => `0x${String(n).padStart(64, '0')}`;
     for (let n = 0; n < 1_000; n++) {
       cache.set(

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { txByIdJsonCache } from '../../src/api/cache/rendered-txs.js';
+import { txByIdRenderings } from '../../src/api/cache/rendered-txs.js';
 import { mempoolTransaction, minedTransaction } from '../../src/api/render/txs.js';
 import { EVENT_LIMIT_DEFAULT, MAX_MULTIPLE_TX_IDS } from '../../src/api/schemas/params.js';
 import { findMempoolTxs, findMinedTxs } from '../../src/store/read/txs.js';
@@ -191,7 +191,7 @@ for (const engine of testEngines(import.meta.url)) {
           for (const query of QUERIES) {
             if (query.name === 'default (kept rendering)') {
               // the kept renderings are what the route splices in unread: make sure this round uses them
-              assert.ok(txByIdJsonCache(store).size > 0, 'renderings kept by the first round');
+              assert.ok(txByIdRenderings(store).size > 0, 'renderings kept by the first round');
             }
             for (const unanchored of [false, true]) {
               for (const id of [...mined, ...mempool, ...unknown]) {

@@ -13,7 +13,7 @@ import { cachedChainState } from '../../store/read/chain-state.js';
 import { batchedMinedTxReadsByKey } from '../../store/read/txs.js';
 import type { Store } from '../../store/store.js';
 import { AnswerCache } from '../cache/answer-cache.js';
-import { minedTxJsonCache } from '../cache/rendered-txs.js';
+import { minedTxRenderings } from '../cache/rendered-txs.js';
 import {
   balancesJson,
   renderedTx,
@@ -86,7 +86,12 @@ const writeBalances = serializerOf(AddressBalances);
 
 export function accountAnswers(store: Store) {
   const state = tipState(store);
-  const balancesAnswers = new AnswerCache({ name: 'answers: balances', file: FILE, state });
+  const balancesAnswers = new AnswerCache({
+    name: 'answers: balances',
+    file: FILE,
+    state,
+    showsMempool: 'every answer',
+  });
   const listingAnswers = new AnswerCache({
     name: 'answers: transactions_with_transfers',
     file: FILE,
@@ -106,7 +111,7 @@ export function accountAnswers(store: Store) {
     cacheOnSecondAsk: true,
     typicalAnswerBytes: TX_WITH_TRANSFERS_TYPICAL_BYTES,
   });
-  const renderings = minedTxJsonCache(store);
+  const renderings = minedTxRenderings(store);
   const readers = {
     rows: batchedAccountTxReads(() => store.sql),
     minedTx: batchedMinedTxReadsByKey(() => store.sql),

@@ -22,6 +22,7 @@ export function contractAnswers(store: Store) {
     name: 'answers: contract statuses',
     file: 'src/api/answers/contract.ts',
     state: tipState(store),
+    showsMempool: 'every answer',
   });
 
   /**

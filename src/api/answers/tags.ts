@@ -38,7 +38,7 @@ export function digestTag(parts: string[]): string {
 }
 
 /**
- * The state of answers read from mined rows (and, those that say so, from the mempool): the tip and its
+ * The state of answers read from mined rows (and, those that show it, from the mempool): the tip and its
  * microblock (what decides which mined rows are visible) as the generation, and the mempool version. Null
  * before the first block.
  */
@@ -49,7 +49,7 @@ export function tipState(store: Store): StateOfAnswers {
       if (!state.index_block_hash) return null;
       return { generation: tipAndMicroblock(state), mempool: String(state.mempool_version) };
     },
-    invalidatedBy: 'a new tip or microblock; a mempool change, for an answer that shows the mempool',
+    invalidatedBy: 'a new tip or microblock (a new block, a reorg, a microblock)',
   };
 }
 
@@ -64,6 +64,6 @@ export function blockTipState(store: Store): StateOfAnswers {
       if (!state.index_block_hash) return null;
       return { generation: state.index_block_hash, mempool: String(state.mempool_version) };
     },
-    invalidatedBy: 'a new tip block (a reorg included)',
+    invalidatedBy: 'a new tip block (a new block, a reorg)',
   };
 }

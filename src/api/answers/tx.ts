@@ -12,7 +12,7 @@ import {
 } from '../../store/read/txs.js';
 import type { Store } from '../../store/store.js';
 import { AnswerCache } from '../cache/answer-cache.js';
-import { txByIdJsonCache } from '../cache/rendered-txs.js';
+import { txByIdRenderings } from '../cache/rendered-txs.js';
 import { mempoolTransaction, minedTransaction, type RenderOptions } from '../render/txs.js';
 import { serializerOf } from '../render/serializer.js';
 import { EVENT_LIMIT_DEFAULT } from '../schemas/params.js';
@@ -22,13 +22,13 @@ import { digestTag, tipState } from './tags.js';
 
 // GET /extended/v1/tx/:tx_id and /extended/v1/tx/multiple.
 //
-// Caches (docs/caching.md): each route's whole answers (below), kept while the chain state they were made under
+// Caches (docs/caching.md): each route's whole answers (below), used while the chain state they were made under
 // stays: a mined tx's answer changes only when the tip or its microblock does (a reorg, a microblock orphaned or
 // confirmed), an answer that shows the mempool (a mempool tx, an id not found) also with the mempool version.
 // Each carries the ETag of the rows it was read from. Bound: the default 8 MB per route (~2,300 answers of a tx
 // with its first 20 events): the txs asked for more than once between two chain-state changes (cached on the
 // second ask, so a walk over the history caches nothing and displaces nothing). Past it, or after a change, a tx
-// asked again costs one primary-key read of its row's key: its rendering is kept across tips by the tx-by-id
+// asked again costs one primary-key read of its row's key: its rendering is cached across tips by the tx-by-id
 // renderings (cache/rendered-txs.ts). The chain state comes from its cache (store/read/chain-state.ts).
 //
 // Reads: a tx read by id, and the key of a tx's visible row (read to validate a cached rendering), are batched:
@@ -82,15 +82,17 @@ export function txAnswers(store: Store) {
     name: 'answers: tx by id',
     file: FILE,
     state: tipState(store),
+    showsMempool: 'some answers',
     cacheOnSecondAsk: true,
   });
   const listAnswers = new AnswerCache({
     name: 'answers: tx/multiple',
     file: FILE,
     state: tipState(store),
+    showsMempool: 'some answers',
     cacheOnSecondAsk: true,
   });
-  const renderings = txByIdJsonCache(store);
+  const renderings = txByIdRenderings(store);
   const readMinedTx = batchedMinedTxReads(() => store.sql);
   const readMinedTxVersion = batchedMinedTxVersionReads(() => store.sql);
 

@@ -53,7 +53,7 @@ export interface StateOfAnswers {
 /** A cached answer: its body, the tag it went out with, and the mempool version when it showed the mempool. */
 export interface CachedAnswer {
   body: CachedBody;
-  /** (always set by `keep`; entries set by generation alone may go without) */
+  /** (always set by `add`; entries set by generation alone may go without) */
   etag?: string;
   mempool?: string;
 }
@@ -64,6 +64,8 @@ export interface AnswerCacheOptions {
   file: string;
   /** the state its answers are made under (none: only `get`/`set`, by generation) */
   state?: StateOfAnswers;
+  /** whether its answers show the mempool (`readsMempool`): every one, some of them, or none (absent) */
+  showsMempool?: 'every answer' | 'some answers';
   /** the bound of the route's answers (DEFAULT_MAX_BYTES when not given) */
   maxBytes?: number;
   /**
@@ -98,10 +100,14 @@ export class AnswerCache implements CountedCache {
   });
   private readonly registry: CacheRegistry;
   private readonly state: StateOfAnswers | undefined;
+  private readonly name: string;
+  private readonly showsMempool: boolean;
 
   constructor(options: AnswerCacheOptions) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     this.state = options.state;
+    this.name = options.name;
+    this.showsMempool = options.showsMempool !== undefined;
     this.registry = options.registry ?? caches;
     this.registry.join(declaration(options, this.maxBytes), this);
     this.askedOnce = options.cacheOnSecondAsk ? new Set() : undefined;
@@ -124,12 +130,16 @@ export class AnswerCache implements CountedCache {
 
   /**
    * Makes an answer (`make`) and, when the state did not change while it was made, marks it cacheable under
-   * that state: `send` then caches it (`keep`). Only a tagged 200 answer is cached.
+   * that state: `send` then caches it (`add`). Only a tagged 200 answer is cached.
    */
   async made(make: () => Promise<Answer>): Promise<Answer> {
     const before = await this.state?.read();
     const answer = await make();
     if (!before || answer.status !== 200 || answer.etag === undefined) return answer;
+    if (answer.readsMempool && !this.showsMempool) {
+      // the page of caches would say the mempool plays no part (a wiring mistake, found by any test)
+      throw new Error(`${this.name}: an answer shows the mempool, and the cache does not declare it`);
+    }
     const after = await this.state!.read();
     if (after?.generation !== before.generation || after.mempool !== before.mempool) return answer;
     answer.cacheable = { cache: this, state: before };
@@ -140,7 +150,7 @@ export class AnswerCache implements CountedCache {
    * Caches `answer` (made cacheable by `made`) for `url` when admitted (`cacheOnSecondAsk`), and gives the body
    * to send: the body cached is the body sent.
    */
-  keep(url: string, answer: Body, state: CacheState): JsonText {
+  add(url: string, answer: Body, state: CacheState): JsonText {
     if (!this.admits(state.generation, url)) return answer.body;
     const body = cachedBody(answer.body);
     this.set(state.generation, url, {
@@ -177,7 +187,7 @@ export class AnswerCache implements CountedCache {
 
   /**
    * Caches `answer` for `key` under `generation` (ignored when that is no longer the current one, or too large),
-   * its body as `cachedBody` keeps it (text when small, else bytes in a store of their own).
+   * its body as `cachedBody` makes it (text when small, else bytes in a store of their own).
    */
   set(generation: string, key: string, answer: CachedAnswer): void {
     const size = sizeOf(key, answer);
@@ -215,7 +225,7 @@ export class AnswerCache implements CountedCache {
 }
 
 /**
- * What an entry retains: its body (as `cachedBody` keeps it), its key, tag and mempool version (ASCII: URLs as
+ * What an entry retains: its body (as `cachedBody` makes it), its key, tag and mempool version (ASCII: URLs as
  * Fastify gives them, hex, decimals), and the objects holding them.
  */
 const sizeOf = (key: string, answer: CachedAnswer) =>
@@ -225,6 +235,12 @@ const sizeOf = (key: string, answer: CachedAnswer) =>
   (answer.mempool?.length ?? 0) +
   ENTRY_BYTES;
 
+const mempoolClause = {
+  'every answer': '; a mempool change',
+  'some answers': '; a mempool change, for an answer that shows the mempool',
+  none: '',
+};
+
 /** The row of docs/caching.md of a route's answer cache. */
 function declaration(options: AnswerCacheOptions, maxBytes: number): CacheDeclaration {
   const mib = maxBytes / (1024 * 1024);
@@ -233,7 +249,7 @@ function declaration(options: AnswerCacheOptions, maxBytes: number): CacheDeclar
     name: options.name,
     layer: 'answers',
     key: 'the URL',
-    invalidatedBy: options.state?.invalidatedBy ?? 'a new generation',
+    invalidatedBy: `${options.state?.invalidatedBy ?? 'a new generation'}${mempoolClause[options.showsMempool ?? 'none']}`,
     bound: `${size}${options.cacheOnSecondAsk ? ', from the second ask of a URL' : ''}`,
     file: options.file,
   };

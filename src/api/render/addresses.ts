@@ -144,7 +144,7 @@ export function renderedTx(row: MinedTxRecord): RenderedTx {
 
 /**
  * The JSON text of a transaction with the principal's transfers, as the TransactionWithTransfers schema's
- * serializer writes it, from the tx's rendering (kept or fresh).
+ * serializer writes it, from the tx's rendering (cached or fresh).
  */
 export function txWithTransfersText(tx: RenderedTx, transfers: TransferRecord[], principal: string): string {
   // `tx` is the first member: `{"tx":…,` then the others as their own object writes them
@@ -154,7 +154,7 @@ export function txWithTransfersText(tx: RenderedTx, transfers: TransferRecord[],
 
 /**
  * The JSON text of a transactions_with_transfers page, as the page schema's serializer writes it, each tx
- * rendered by `txOf` (the caller's: from its row, or a rendering kept from earlier requests). Sorted as
+ * rendered by `txOf` (the caller's: from its row, or a rendering cached by earlier requests). Sorted as
  * upstream re-sorts a page after selecting it in chain order: by height and tx index, newest first (the
  * principal index row's, those of the tx row).
  */

@@ -39,7 +39,7 @@ export function blockV2(block: BlockRecord): BlockV2 {
 const ZERO_HASH = '0x' + '0'.repeat(64);
 
 /**
- * The v1 block (contract 2.8), its `txs` left empty: `blockV1Json` splices in the list the block keeps.
+ * The v1 block (contract 2.8), its `txs` left empty: `blockV1Body` splices in the list stored with the block.
  * Built as one literal: object rest/spread made it ~500x slower in V8.
  */
 function blockV1WithoutTxs(block: BlockWithTxs): BlockV1 {
@@ -79,7 +79,7 @@ const TXS_KEY = '"txs":';
 
 /**
  * The v1 block as the bytes of its JSON text: the BlockV1 schema's compiled serializer writes the
- * block with no txs, and the tx-id list, kept by the block as JSON text, is put in its place. Parsing the list
+ * block with no txs, and the tx-id list, stored with the block as JSON text, is put in its place. Parsing the list
  * (~200 ids) to have the serializer write it back out again cost PostgreSQL's array text parse in the client
  * and the serializer's per-string escape checks. `"txs":[]` appears once: in a string value its quotes would
  * be escaped. test/api/block-by-burn-height.test.ts proves the bytes are what the serializer makes of the

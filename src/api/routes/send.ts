@@ -33,7 +33,7 @@ export function send<Shape>(request: FastifyRequest, reply: FastifyReply, answer
   reply.type(JSON_TYPE);
   const { cacheable } = answer;
   if (cacheable === undefined || request.method !== 'GET') return answer.body as Shape;
-  return cacheable.cache.keep(request.url, answer, cacheable.state) as Shape;
+  return cacheable.cache.add(request.url, answer, cacheable.state) as Shape;
 }
 
 /**
