@@ -165,75 +165,8 @@ export class ServiceMetrics {
       registers,
     });
 
-    const access = options.accessCounters;
-    if (access) {
-      new Counter({
-        name: `${PREFIX}access_rejected_total`,
-        help: 'Read API requests refused by access control: 401 missing key, 403 bad key, 429 over the rate limit',
-        labelNames: ['status_code'],
-        registers,
-        collect() {
-          this.reset();
-          for (const status of [401, 403, 429] as const)
-            this.inc({ status_code: status }, access.rejected[status]);
-        },
-      });
-      new Counter({
-        name: `${PREFIX}rate_limit_store_errors_total`,
-        help: 'Requests served without a rate-limit decision because the counter store (Redis) failed',
-        registers,
-        collect() {
-          this.reset();
-          this.inc(access.rateLimitStoreErrors);
-        },
-      });
-      new Counter({
-        name: `${PREFIX}access_admitted_total`,
-        help: 'Read API requests admitted by access control, by client class (anonymous or keyed)',
-        labelNames: ['client'],
-        registers,
-        collect() {
-          this.reset();
-          this.inc({ client: 'anonymous' }, access.admitted.anonymous);
-          this.inc({ client: 'keyed' }, access.admitted.keyed);
-        },
-      });
-    }
-
-    const store = options.store;
-    if (store) {
-      // One scrape reads the chain state once, whichever gauge asks first.
-      let pending: Promise<ChainGauges> | undefined;
-      const read = () => {
-        pending ??= readChainGauges(store).finally(() => (pending = undefined));
-        return pending;
-      };
-      const gauge = (name: string, help: string, pick: (g: ChainGauges) => number | null) =>
-        new Gauge({
-          name: `${PREFIX}${name}`,
-          help,
-          registers,
-          async collect() {
-            const value = pick(await read());
-            this.set(value ?? Number.NaN);
-          },
-        });
-      gauge('database_up', '1 when the database answered the last scrape, else 0', (g) => (g.up ? 1 : 0));
-      gauge('chain_tip_height', 'Height of the canonical Stacks tip', (g) => g.tipHeight);
-      gauge('burn_tip_height', 'Highest burn block announced by the node', (g) => g.burnTipHeight);
-      gauge(
-        'ingest_lag_blocks',
-        'Burn blocks announced past the one holding the Stacks tip (0–1 is normal; growing: blocks are late)',
-        (g) => g.lagBlocks,
-      );
-      gauge(
-        'seconds_since_last_observer_message',
-        'Seconds since the newest event-observer message was received (database now() minus the writer receive time)',
-        (g) => g.secondsSinceLastMessage,
-      );
-      gauge('mempool_size', 'Pending (not pruned) mempool transactions', (g) => g.mempoolSize);
-    }
-
+    if (options.accessCounters) registerAccessCounters(registers, options.accessCounters);
+    if (options.store) registerChainGauges(registers, options.store);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -246,6 +179,75 @@ export class ServiceMetrics {
   text(): Promise<string> {
     return this.registry.metrics();
   }
+}
+
+/** The access-control counters, read from `access` at scrape time. */
+function registerAccessCounters(registers: Registry[], access: AccessCounters): void {
+  new Counter({
+    name: `${PREFIX}access_rejected_total`,
+    help: 'Read API requests refused by access control: 401 missing key, 403 bad key, 429 over the rate limit',
+    labelNames: ['status_code'],
+    registers,
+    collect() {
+      this.reset();
+      for (const status of [401, 403, 429] as const)
+        this.inc({ status_code: status }, access.rejected[status]);
+    },
+  });
+  new Counter({
+    name: `${PREFIX}rate_limit_store_errors_total`,
+    help: 'Requests served without a rate-limit decision because the counter store (Redis) failed',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(access.rateLimitStoreErrors);
+    },
+  });
+  new Counter({
+    name: `${PREFIX}access_admitted_total`,
+    help: 'Read API requests admitted by access control, by client class (anonymous or keyed)',
+    labelNames: ['client'],
+    registers,
+    collect() {
+      this.reset();
+      this.inc({ client: 'anonymous' }, access.admitted.anonymous);
+      this.inc({ client: 'keyed' }, access.admitted.keyed);
+    },
+  });
+}
+
+/** The chain gauges (tip, mempool, ingest lag), read from `store` at scrape time. */
+function registerChainGauges(registers: Registry[], store: Store): void {
+  // One scrape reads the chain state once, whichever gauge asks first.
+  let pending: Promise<ChainGauges> | undefined;
+  const read = () => {
+    pending ??= readChainGauges(store).finally(() => (pending = undefined));
+    return pending;
+  };
+  const gauge = (name: string, help: string, pick: (g: ChainGauges) => number | null) =>
+    new Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      registers,
+      async collect() {
+        const value = pick(await read());
+        this.set(value ?? Number.NaN);
+      },
+    });
+  gauge('database_up', '1 when the database answered the last scrape, else 0', (g) => (g.up ? 1 : 0));
+  gauge('chain_tip_height', 'Height of the canonical Stacks tip', (g) => g.tipHeight);
+  gauge('burn_tip_height', 'Highest burn block announced by the node', (g) => g.burnTipHeight);
+  gauge(
+    'ingest_lag_blocks',
+    'Burn blocks announced past the one holding the Stacks tip (0–1 is normal; growing: blocks are late)',
+    (g) => g.lagBlocks,
+  );
+  gauge(
+    'seconds_since_last_observer_message',
+    'Seconds since the newest event-observer message was received (database now() minus the writer receive time)',
+    (g) => g.secondsSinceLastMessage,
+  );
+  gauge('mempool_size', 'Pending (not pruned) mempool transactions', (g) => g.mempoolSize);
 }
 
 interface ChainGauges {

@@ -1,7 +1,5 @@
 // Stacks address and principal validation, and address construction from raw parts.
-import { c32Address, c32AddressDecode } from './c32.js';
-
-export { c32Address, c32AddressDecode } from './c32.js';
+import { c32AddressDecode } from './c32.js';
 
 /** Address versions of single-sig (P2PKH/P2WPKH) and multi-sig (P2SH/P2WSH) hash modes. */
 const AddressVersion = {
@@ -30,20 +28,6 @@ export function isValidContractName(name: string): boolean {
   return name.length >= 1 && name.length <= 128 && CONTRACT_NAME_RE.test(name);
 }
 
-/** `<valid address>.<contract name>` (exactly one dot). */
-export function isValidContractId(s: string): boolean {
-  if (typeof s !== 'string') return false;
-  const dot = s.indexOf('.');
-  if (dot < 0 || s.indexOf('.', dot + 1) >= 0) return false;
-  return isValidStacksAddress(s.slice(0, dot)) && isValidContractName(s.slice(dot + 1));
-}
-
-/** A standard principal (address) or a contract principal (`address.name`). */
-export function isValidPrincipal(s: string): boolean {
-  if (typeof s !== 'string') return false;
-  return s.includes('.') ? isValidContractId(s) : isValidStacksAddress(s);
-}
-
 /** Address version for a spending-condition hash mode (0 P2PKH, 1 P2SH, 2 P2WPKH, 3 P2WSH, 5/7 non-sequential multisig). */
 export function addressVersionForHashMode(hashMode: number, mainnet: boolean): number {
   switch (hashMode) {
@@ -58,11 +42,6 @@ export function addressVersionForHashMode(hashMode: number, mainnet: boolean): n
     default:
       throw new Error(`Unknown address hash mode ${hashMode}`);
   }
-}
-
-/** Address string of a version byte and 20-byte hash160. */
-export function principalFromHashAndVersion(version: number, hash160: Uint8Array): string {
-  return c32Address(version, hash160);
 }
 
 /** Address and (optional) contract name of a principal string; throws when invalid. */

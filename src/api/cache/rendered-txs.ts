@@ -19,7 +19,7 @@ import { OldestFirst } from './oldest-first.js';
 
 /**
  * ~2 KB of JSON per tx: ~32 MB with what holds it (ENTRY_BYTES), less when the process's bound of all caches
- * (cache-memory.ts) takes from the largest. A rendering is counted by its JSON text's length (one byte a
+ * (src/caches.ts) takes from the largest. A rendering is counted by its JSON text's length (one byte a
  * character: the JSON of a tx is ASCII but for the UTF-8 text of a few Clarity values) and its key.
  */
 const MAX_ENTRIES = 10_000;
@@ -44,7 +44,10 @@ const TX_BY_ID_RENDERINGS: CacheDeclaration = {
   file: FILE,
 };
 
-/** Row key → rendering, the oldest insertion evicted first. */
+/**
+ * Row key → rendering, the oldest insertion evicted first.
+ * @internal exported for its tests
+ */
 export class MinedTxRenderings implements CountedCache {
   private readonly entries = new Map<string, RenderedTx>();
   /** tx id → how many of its rows have a cached rendering (one, but for a tx mined on two forks) */
@@ -166,7 +169,10 @@ export interface TxByIdRendering {
   etag?: string;
 }
 
-/** tx id → rendering of its visible row, the oldest insertion evicted first. */
+/**
+ * tx id → rendering of its visible row, the oldest insertion evicted first.
+ * @internal exported for its tests
+ */
 export class TxByIdRenderings implements CountedCache {
   private readonly entries = new Map<string, TxByIdRendering>();
   private cachedBytes = 0;
