@@ -125,7 +125,7 @@ describe('OldestFirst', () => {
     assert.equal(cache.get(id(902))?.json, '{"again":952}');
     assert.equal(cache.get(id(999))?.json, '{"n":999}');
 
-    // kept answers: the bound in bytes, the oldest leaving first, what each held uncounted as it leaves
+    // cached answers: the bound in bytes, the oldest leaving first, what each held uncounted as it leaves
     // each entry is 90 + its key (3 bytes: /90 to /99) + its tag (1) + ENTRY_BYTES: the 10 newest fit
     const entry = 94 + ENTRY_BYTES;
     const answers = new AnswerCache({
@@ -138,7 +138,7 @@ describe('OldestFirst', () => {
     for (let n = 0; n < 500; n++) answers.set('g', `/${n % 200}`, { body: 'x'.repeat(90), etag: 't' });
     assert.equal(answers.size, 10);
     assert.equal(answers.get('g', '/89'), undefined);
-    for (let n = 90; n < 100; n++) assert.ok(answers.get('g', `/${n}`), `/${n} kept`);
+    for (let n = 90; n < 100; n++) assert.ok(answers.get('g', `/${n}`), `/${n} cached`);
     assert.equal(answers.bytes, 10 * entry);
   });
 
