@@ -129,6 +129,27 @@ describe('answers cached by their ETag', () => {
     assert.equal(eager.admits('g1', '/a'), true);
   });
 
+  test('an answer that shows the mempool is cached only by a cache that declares it, and per mempool version', async () => {
+    let mempool = 'm1';
+    const state = { read: async () => ({ generation: 'g1', mempool }), invalidatedBy: 'test' };
+    // a cache whose row (docs/caching.md) says the mempool plays no part refuses such an answer
+    const silent = answerCache({ state });
+    await assert.rejects(
+      silent.made(async () => jsonAnswer('{"pending":1}', 't1', true)),
+      /test answers: an answer shows the mempool, and the cache does not declare it/,
+    );
+    const declared = answerCache({ state, showsMempool: 'some answers' });
+    // the route's hook looks first, as for every request
+    assert.equal(await declared.lookup('/pending'), undefined, 'nothing cached yet');
+    const answer = await declared.made(async () => jsonAnswer('{"pending":1}', 't1', true));
+    assert.equal(answer.status, 200);
+    assert.ok(answer.status === 200 && answer.cacheable, 'made under a state that stayed: cacheable');
+    declared.add('/pending', answer, answer.cacheable.state);
+    assert.deepEqual(await declared.lookup('/pending'), { body: '{"pending":1}', etag: 't1', mempool: 'm1' });
+    mempool = 'm2';
+    assert.equal(await declared.lookup('/pending'), undefined, 'another mempool version');
+  });
+
   test('a cached answer is served before validation, only for a URL whose answer was cached; 304 and 400 as before', async () => {
     // A real Fastify route with a validated query, counting what runs: a cached answer's URL skips validation
     // (the schema's pattern and the preValidation hook) and the handler; any other URL goes through both.
