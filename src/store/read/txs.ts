@@ -336,7 +336,7 @@ export type MinedTxVersionReader = (
  * visibility rule, `minedTxVersionsWhere`), a read alone in its turn by `findMinedTxVersion`'s own. The answers
  * are the same (test/api/batched-tx-reads.test.ts compares both for every tx of recorded chains). Why: this
  * key read is what `GET /extended/v1/tx/:tx_id` runs for a tx whose rendering is kept (cache/rendered-txs.ts)
- * but whose whole answer is not (kept-answers.ts): the small chain's cold case, one statement per request
+ * but whose whole answer is not (api/cache/answer-cache.ts): the small chain's cold case, one statement per request
  * (60 µs of API and 13 µs of PostgreSQL CPU per request; bench finding F-read-batched-reads).
  */
 export function batchedMinedTxVersionReads(sqlOf: () => Sql): MinedTxVersionReader {
