@@ -24,7 +24,7 @@ export interface ObserverServerOptions {
 export function buildObserverServer(options: ObserverServerOptions): FastifyInstance {
   const guards = observerGuards({ secret: options.secret ?? '', budgetBytes: options.bodyLimitBytes });
   const app = Fastify({
-    loggerInstance: options.logger.child({ door: 'observer' }) as FastifyBaseLogger,
+    loggerInstance: options.logger.child({ server: 'observer' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     rewriteUrl: guards.rewriteUrl,
