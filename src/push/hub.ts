@@ -114,6 +114,8 @@ export class Hub {
     for (const connection of [...entry.connections]) {
       if (connection.backlog() > this.limits.maxBufferedBytes) {
         this.counters.add(this.counters.drops, 'slow');
+        // its subscriptions go now: the close completes once the socket is gone
+        this.disconnected(connection);
         connection.close('slow');
         continue;
       }

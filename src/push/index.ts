@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import Type from 'typebox';
 import type { Config } from '../config.js';
 import { pushCounters as processCounters, type PushCounters } from '../metrics.js';
 import type { Store } from '../store/store.js';
@@ -83,22 +82,8 @@ export async function registerPush(app: FastifyInstance, options: PushOptions): 
   app.get(
     WS_PATH,
     {
-      schema: {
-        operationId: 'live_push_websocket',
-        summary: 'Live push (WebSocket JSON-RPC)',
-        description:
-          'A WebSocket endpoint, not a GET: connect with a WebSocket client (the official client: ' +
-          '`connectWebSocketClient`) and send JSON-RPC 2.0 requests `subscribe` / `unsubscribe` with params ' +
-          '`{"event": "block" | "microblock" | "mempool" | "tx_update" (tx_id) | "address_tx_update" (address) | ' +
-          '"address_balance_update" (address) | "nft_event" | "nft_asset_event" (asset_identifier, value) | ' +
-          '"nft_collection_event" (asset_identifier)}`. Events arrive as notifications whose params are the JSON ' +
-          'of the matching read endpoint at that moment. The same topics are served over socket.io at ' +
-          '`/socket.io/` (`StacksApiSocketClient`). A plain GET answers 426.',
-        tags: ['Live push'],
-        response: {
-          426: Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String() }),
-        },
-      },
+      // not an HTTP operation: the channels are described in the README (Live push)
+      schema: { hide: true },
     },
     async (request, reply) => {
       if (request.headers['x-push-admission'] === admission.token) return admission.identify(request);

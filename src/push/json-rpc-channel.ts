@@ -39,13 +39,9 @@ class RpcConnection extends Connection {
   }
 
   close(reason: DropReason | 'shutdown'): void {
-    // 1001 going away (shutdown), 1008 policy (too far behind), else the connection is gone already
-    if (reason === 'unresponsive') this.socket.terminate();
-    else
-      this.socket.close(
-        reason === 'shutdown' ? 1001 : 1008,
-        reason === 'slow' ? 'too far behind' : 'server stopping',
-      );
+    // a close frame would wait behind what a slow client does not read, and a silent one never answers it
+    if (reason === 'shutdown') this.socket.close(1001, 'server stopping');
+    else this.socket.terminate();
   }
 }
 

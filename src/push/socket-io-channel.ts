@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server as HttpServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
 import { Server, type Socket } from 'socket.io';
 import type { PushCounters } from '../metrics.js';
 import type { Admission, PushClient } from './admission.js';
@@ -10,7 +10,9 @@ import { topicOfName, TopicError, type Topic } from './topics.js';
 // are given in the handshake's `subscriptions` query (comma-separated) and by `subscribe` (a topic or a list,
 // with an acknowledgement: null, or why it was refused) and `unsubscribe` events; each event is emitted under
 // the topic's name as the client spelled it. Both transports (websocket, and long-polling for browsers that
-// cannot) are served; the handshake is admitted by the API's access control (admission.ts).
+// cannot) are served; each connection is admitted by the API's access control (admission.ts).
+
+const TOO_MANY = 'too many live-push connections for this client; close one first';
 
 export interface IoChannelOptions {
   maxMessageBytes: number;
@@ -22,7 +24,7 @@ export interface IoChannelOptions {
 interface EngineConnection {
   write(data: string): unknown;
   writeBuffer?: { data?: unknown }[];
-  transport?: { socket?: { bufferedAmount?: number } };
+  transport?: { socket?: { bufferedAmount?: number; terminate?(): void } };
 }
 
 class IoConnection extends Connection {
@@ -47,8 +49,10 @@ class IoConnection extends Connection {
     this.engine.write(message.ioPacket(spelled));
   }
 
-  close(_reason: DropReason | 'shutdown'): void {
+  close(reason: DropReason | 'shutdown'): void {
     this.socket.disconnect(true);
+    // a slow client's WebSocket is cut, not closed: its close would wait behind what it does not read
+    if (reason !== 'shutdown') this.engine.transport?.socket?.terminate?.();
   }
 }
 
@@ -61,8 +65,8 @@ function handshakeTopics(query: unknown): { name: string; topic: Topic }[] {
 
 export class SocketIoChannel {
   private readonly io: Server;
-  /** the client each admitted handshake request belongs to */
-  private readonly clients = new WeakMap<IncomingMessage, PushClient>();
+  /** the client each admitted connection counts against */
+  private readonly clients = new WeakMap<Socket, PushClient>();
 
   constructor(
     server: HttpServer,
@@ -79,16 +83,6 @@ export class SocketIoChannel {
       pingInterval: options.pingIntervalMs,
       pingTimeout: options.pingIntervalMs,
       maxHttpBufferSize: options.maxMessageBytes,
-      allowRequest: (req, callback) => {
-        this.admission.check(req).then(
-          (verdict) => {
-            if (!verdict.ok) return callback(verdict.message, false);
-            this.clients.set(req, verdict.client);
-            callback(null, true);
-          },
-          () => callback('the connection could not be admitted; try again', false),
-        );
-      },
     });
     this.io.use((socket, next) => {
       try {
@@ -98,20 +92,26 @@ export class SocketIoChannel {
             `a connection may hold at most ${options.maxSubscriptions} subscriptions (PUSH_MAX_SUBSCRIPTIONS)`,
           );
         }
-        next();
       } catch (err) {
-        next(new Error((err as Error).message));
+        return next(new Error((err as Error).message));
       }
+      // admitted here rather than in engine.io's allowRequest: a refusal there reaches a websocket client as
+      // a bare "websocket error", one here as a connect_error carrying the message
+      this.admission.check(socket.request).then(
+        (verdict) => {
+          if (!verdict.ok) return next(new Error(verdict.message));
+          if (!this.admission.acquire(verdict.client)) return next(new Error(TOO_MANY));
+          this.clients.set(socket, verdict.client);
+          next();
+        },
+        () => next(new Error('the connection could not be admitted; try again')),
+      );
     });
     this.io.on('connection', (socket) => void this.connected(socket));
   }
 
   private async connected(socket: Socket): Promise<void> {
-    const client = this.clients.get(socket.request);
-    if (!client || !this.admission.acquire(client)) {
-      socket.disconnect(true);
-      return;
-    }
+    const client = this.clients.get(socket)!;
     const connection = new IoConnection(socket);
     this.counters.add(this.counters.connections, 'socket.io');
     socket.on('disconnect', (reason) => {
