@@ -2,7 +2,7 @@
 // file differs from what this produces.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { buildOpenApiDocument, openApiYaml } from '../src/api/openapi-document.js';
+import { buildOpenApiDocument, openApiYaml } from './openapi-document.js';
 
 const target = fileURLToPath(new URL('../docs/openapi.yaml', import.meta.url));
 const document = await buildOpenApiDocument();

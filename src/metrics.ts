@@ -165,7 +165,7 @@ export interface ServiceMetricsOptions {
   store?: Store;
   /** The access-control counters to publish (rejections by status, rate-limit store failures). */
   accessCounters?: AccessCounters;
-  /** The live-push counters to publish (connections, subscriptions, messages, drops). */
+  /** The live-push counters to publish (connections, subscriptions, messages, drops, refusals). */
   pushCounters?: PushCounters;
   /** Process metrics (CPU, memory, event loop, GC): once per process, not in tests. */
   processMetrics?: boolean;
@@ -188,131 +188,9 @@ export class ServiceMetrics {
       registers,
     });
 
-    const access = options.accessCounters;
-    if (access) {
-      new Counter({
-        name: `${PREFIX}access_rejected_total`,
-        help: 'Read API requests refused by access control: 401 missing key, 403 bad key, 429 over the rate limit',
-        labelNames: ['status_code'],
-        registers,
-        collect() {
-          this.reset();
-          for (const status of [401, 403, 429] as const)
-            this.inc({ status_code: status }, access.rejected[status]);
-        },
-      });
-      new Counter({
-        name: `${PREFIX}rate_limit_store_errors_total`,
-        help: 'Requests served without a rate-limit decision because the counter store (Redis) failed',
-        registers,
-        collect() {
-          this.reset();
-          this.inc(access.rateLimitStoreErrors);
-        },
-      });
-      new Counter({
-        name: `${PREFIX}access_admitted_total`,
-        help: 'Read API requests admitted by access control, by client class (anonymous or keyed)',
-        labelNames: ['client'],
-        registers,
-        collect() {
-          this.reset();
-          this.inc({ client: 'anonymous' }, access.admitted.anonymous);
-          this.inc({ client: 'keyed' }, access.admitted.keyed);
-        },
-      });
-    }
-
-    const push = options.pushCounters;
-    if (push) {
-      // each series: one label value per key of the map (a counter's key `<channel> <topic>` holds two)
-      const labelsOf = (labelNames: string[], key: string) => {
-        const values = key.split(' ');
-        return Object.fromEntries(labelNames.map((name, i) => [name, values[i]]));
-      };
-      const gauge = (name: string, help: string, labelNames: string[], counts: Map<string, number>) =>
-        new Gauge({
-          name: `${PREFIX}${name}`,
-          help,
-          labelNames,
-          registers,
-          collect() {
-            this.reset();
-            for (const [key, value] of counts) this.set(labelsOf(labelNames, key), value);
-          },
-        });
-      const counter = (name: string, help: string, labelNames: string[], counts: Map<string, number>) =>
-        new Counter({
-          name: `${PREFIX}${name}`,
-          help,
-          labelNames,
-          registers,
-          collect() {
-            this.reset();
-            for (const [key, value] of counts) this.inc(labelsOf(labelNames, key), value);
-          },
-        });
-      gauge(
-        'push_connections',
-        'Open live-push connections, by channel (websocket, socket.io)',
-        ['channel'],
-        push.connections,
-      );
-      gauge('push_subscriptions', 'Live-push subscriptions, by topic kind', ['topic'], push.subscriptions);
-      counter(
-        'push_messages_total',
-        'Live-push messages sent, by channel and topic kind',
-        ['channel', 'topic'],
-        push.messages,
-      );
-      counter(
-        'push_drops_total',
-        'Live-push connections closed by the server: slow (its backlog over PUSH_MAX_BUFFERED_KB), unresponsive (no pong)',
-        ['reason'],
-        push.drops,
-      );
-      counter(
-        'push_refused_total',
-        'Live-push connections refused over a budget: per_ip (anonymous), per_key',
-        ['reason'],
-        push.refused,
-      );
-    }
-
-    const store = options.store;
-    if (store) {
-      // One scrape reads the chain state once, whichever gauge asks first.
-      let pending: Promise<ChainGauges> | undefined;
-      const read = () => {
-        pending ??= readChainGauges(store).finally(() => (pending = undefined));
-        return pending;
-      };
-      const gauge = (name: string, help: string, pick: (g: ChainGauges) => number | null) =>
-        new Gauge({
-          name: `${PREFIX}${name}`,
-          help,
-          registers,
-          async collect() {
-            const value = pick(await read());
-            this.set(value ?? Number.NaN);
-          },
-        });
-      gauge('database_up', '1 when the database answered the last scrape, else 0', (g) => (g.up ? 1 : 0));
-      gauge('chain_tip_height', 'Height of the canonical Stacks tip', (g) => g.tipHeight);
-      gauge('burn_tip_height', 'Highest burn block announced by the node', (g) => g.burnTipHeight);
-      gauge(
-        'ingest_lag_blocks',
-        'Burn blocks announced past the one holding the Stacks tip (0–1 is normal; growing: blocks are late)',
-        (g) => g.lagBlocks,
-      );
-      gauge(
-        'seconds_since_last_observer_message',
-        'Seconds since the newest event-observer message was received (database now() minus the writer receive time)',
-        (g) => g.secondsSinceLastMessage,
-      );
-      gauge('mempool_size', 'Pending (not pruned) mempool transactions', (g) => g.mempoolSize);
-    }
-
+    if (options.accessCounters) registerAccessCounters(registers, options.accessCounters);
+    if (options.pushCounters) registerPushCounters(registers, options.pushCounters);
+    if (options.store) registerChainGauges(registers, options.store);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -325,6 +203,131 @@ export class ServiceMetrics {
   text(): Promise<string> {
     return this.registry.metrics();
   }
+}
+
+/** The access-control counters, read from `access` at scrape time. */
+function registerAccessCounters(registers: Registry[], access: AccessCounters): void {
+  new Counter({
+    name: `${PREFIX}access_rejected_total`,
+    help: 'Read API requests refused by access control: 401 missing key, 403 bad key, 429 over the rate limit',
+    labelNames: ['status_code'],
+    registers,
+    collect() {
+      this.reset();
+      for (const status of [401, 403, 429] as const)
+        this.inc({ status_code: status }, access.rejected[status]);
+    },
+  });
+  new Counter({
+    name: `${PREFIX}rate_limit_store_errors_total`,
+    help: 'Requests served without a rate-limit decision because the counter store (Redis) failed',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(access.rateLimitStoreErrors);
+    },
+  });
+  new Counter({
+    name: `${PREFIX}access_admitted_total`,
+    help: 'Read API requests admitted by access control, by client class (anonymous or keyed)',
+    labelNames: ['client'],
+    registers,
+    collect() {
+      this.reset();
+      this.inc({ client: 'anonymous' }, access.admitted.anonymous);
+      this.inc({ client: 'keyed' }, access.admitted.keyed);
+    },
+  });
+}
+
+/** The live-push counts, read from `push` at scrape time. */
+function registerPushCounters(registers: Registry[], push: PushCounters): void {
+  // each series: one label value per key of the map (a counter's key `<channel> <topic>` holds two)
+  const labelsOf = (labelNames: string[], key: string) => {
+    const values = key.split(' ');
+    return Object.fromEntries(labelNames.map((name, i) => [name, values[i]]));
+  };
+  const gauge = (name: string, help: string, labelNames: string[], counts: Map<string, number>) =>
+    new Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const [key, value] of counts) this.set(labelsOf(labelNames, key), value);
+      },
+    });
+  const counter = (name: string, help: string, labelNames: string[], counts: Map<string, number>) =>
+    new Counter({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const [key, value] of counts) this.inc(labelsOf(labelNames, key), value);
+      },
+    });
+  gauge(
+    'push_connections',
+    'Open live-push connections, by channel (websocket, socket.io)',
+    ['channel'],
+    push.connections,
+  );
+  gauge('push_subscriptions', 'Live-push subscriptions, by topic kind', ['topic'], push.subscriptions);
+  counter(
+    'push_messages_total',
+    'Live-push messages sent, by channel and topic kind',
+    ['channel', 'topic'],
+    push.messages,
+  );
+  counter(
+    'push_drops_total',
+    'Live-push connections closed by the server: slow (its backlog over PUSH_MAX_BUFFERED_KB), unresponsive (no pong)',
+    ['reason'],
+    push.drops,
+  );
+  counter(
+    'push_refused_total',
+    'Live-push connections refused over a budget: per_ip (anonymous), per_key',
+    ['reason'],
+    push.refused,
+  );
+}
+
+/** The chain gauges (tip, mempool, ingest lag), read from `store` at scrape time. */
+function registerChainGauges(registers: Registry[], store: Store): void {
+  // One scrape reads the chain state once, whichever gauge asks first.
+  let pending: Promise<ChainGauges> | undefined;
+  const read = () => {
+    pending ??= readChainGauges(store).finally(() => (pending = undefined));
+    return pending;
+  };
+  const gauge = (name: string, help: string, pick: (g: ChainGauges) => number | null) =>
+    new Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      registers,
+      async collect() {
+        const value = pick(await read());
+        this.set(value ?? Number.NaN);
+      },
+    });
+  gauge('database_up', '1 when the database answered the last scrape, else 0', (g) => (g.up ? 1 : 0));
+  gauge('chain_tip_height', 'Height of the canonical Stacks tip', (g) => g.tipHeight);
+  gauge('burn_tip_height', 'Highest burn block announced by the node', (g) => g.burnTipHeight);
+  gauge(
+    'ingest_lag_blocks',
+    'Burn blocks announced past the one holding the Stacks tip (0–1 is normal; growing: blocks are late)',
+    (g) => g.lagBlocks,
+  );
+  gauge(
+    'seconds_since_last_observer_message',
+    'Seconds since the newest event-observer message was received (database now() minus the writer receive time)',
+    (g) => g.secondsSinceLastMessage,
+  );
+  gauge('mempool_size', 'Pending (not pruned) mempool transactions', (g) => g.mempoolSize);
 }
 
 interface ChainGauges {

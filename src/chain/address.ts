@@ -1,7 +1,5 @@
 // Stacks address and principal validation, and address construction from raw parts.
-import { c32Address, c32AddressDecode } from './c32.js';
-
-export { c32Address, c32AddressDecode } from './c32.js';
+import { c32AddressDecode } from './c32.js';
 
 /** Address versions of single-sig (P2PKH/P2WPKH) and multi-sig (P2SH/P2WSH) hash modes. */
 const AddressVersion = {
@@ -58,11 +56,6 @@ export function addressVersionForHashMode(hashMode: number, mainnet: boolean): n
     default:
       throw new Error(`Unknown address hash mode ${hashMode}`);
   }
-}
-
-/** Address string of a version byte and 20-byte hash160. */
-export function principalFromHashAndVersion(version: number, hash160: Uint8Array): string {
-  return c32Address(version, hash160);
 }
 
 /** Address and (optional) contract name of a principal string; throws when invalid. */

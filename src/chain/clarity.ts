@@ -269,13 +269,6 @@ export function clarityHexToRepr(hex: string | Uint8Array): string {
   return new ValueReader(toBuffer(hex)).value(0, false);
 }
 
-/** Type signature derived from a serialized Clarity value, e.g. `uint`, `(string-ascii 5)`. */
-export function clarityHexToTypeSignature(hex: string | Uint8Array): string {
-  const r = new ValueReader(toBuffer(hex));
-  r.value(0, true);
-  return r.type;
-}
-
 /** Repr and type of the value at `offset`, plus the offset just past it. */
 export function readClarityValue(
   buf: Buffer,
@@ -285,13 +278,6 @@ export function readClarityValue(
   const r = new ValueReader(buf, offset);
   const repr = r.value(0, wantType);
   return { repr, type: r.type, end: r.pos };
-}
-
-/** Decodes one value: hex (of its own bytes), repr and value-derived type. */
-export function decodeClarityValue(input: string | Uint8Array): DecodedClarityValue {
-  const buf = toBuffer(input);
-  const { repr, type, end } = readClarityValue(buf, 0);
-  return { hex: '0x' + buf.toString('hex', 0, end), repr, type };
 }
 
 /** Decodes a u32-count-prefixed list of values (a contract call's serialized function arguments). */
@@ -329,7 +315,10 @@ interface ClarityAbiFunction {
   outputs?: { type: ClarityAbiType };
 }
 
-/** ABI type to its Clarity type name (`int128`→`int`, `uint128`→`uint`, `(buff 32)`, `(tuple (a uint))`…). */
+/**
+ * ABI type to its Clarity type name (`int128`→`int`, `uint128`→`uint`, `(buff 32)`, `(tuple (a uint))`…).
+ * @internal exported for its tests
+ */
 export function abiTypeToString(abiType: unknown): string {
   if (typeof abiType === 'string') {
     if (abiType === 'int128') return 'int';
@@ -384,22 +373,6 @@ function abiFunctionToString(fn: ClarityAbiFunction): string {
   const access = fn.access === 'read_only' ? 'read-only' : fn.access;
   const args = (fn.args ?? []).map((a) => `(${a.name} ${abiTypeToString(a.type)})`).join(' ');
   return `(define-${access} (${fn.name} ${args}))`;
-}
-
-/** Function signature string from a contract ABI, or null when the function is not in it. */
-export function functionSignatureFromAbi(abi: unknown, functionName: string): string | null {
-  const fn = findAbiFunction(abi, functionName);
-  return fn ? abiFunctionToString(fn) : null;
-}
-
-/** Names and type names of a function's arguments from a contract ABI, or null when not found. */
-export function functionArgNamesAndTypes(
-  abi: unknown,
-  functionName: string,
-): { name: string; type: string }[] | null {
-  const fn = findAbiFunction(abi, functionName);
-  if (!fn) return null;
-  return (fn.args ?? []).map((a) => ({ name: a.name, type: abiTypeToString(a.type) }));
 }
 
 export interface ContractCallJson {

@@ -252,98 +252,148 @@ export function decodeSyntheticTx(
 ): DecodedTx | null {
   const own = events.filter((e) => e.txid === tx.txid);
   if (own.length === 0) return null;
-  const bootAddress = isMainnet ? BOOT_ADDRESS_MAINNET : BOOT_ADDRESS_TESTNET;
-  const find = (type: string) => own.find((e) => e.type === type);
-  const burnOp = (tx.burnchain_op ?? null) as Record<string, Record<string, unknown>> | null;
+  const op: BurnchainOp = {
+    tx,
+    own,
+    isMainnet,
+    burnBlockHeight,
+    bootAddress: isMainnet ? BOOT_ADDRESS_MAINNET : BOOT_ADDRESS_TESTNET,
+    burnOp: (tx.burnchain_op ?? null) as Record<string, Record<string, unknown>> | null,
+    find: (type: string) => own.find((e) => e.type === type),
+  };
+  // the first rule that fits, in this order (upstream's)
+  const decoded =
+    fromStxTransfer(op) ?? fromStackStxOp(op) ?? fromPoxEvents(op) ?? fromMint(op) ?? fromRegisterAsset(op);
+  if (!decoded) throw new Error(`Unable to generate transaction from BTC tx ${tx.txid}`);
+  return decoded;
+}
 
+/** What the rules of `decodeSyntheticTx` read. */
+interface BurnchainOp {
+  tx: BlockTxJson;
+  /** the tx's own events */
+  own: EventJson[];
+  isMainnet: boolean;
+  burnBlockHeight: number;
+  bootAddress: string;
+  burnOp: Record<string, Record<string, unknown>> | null;
+  /** the tx's first event of a type */
+  find(type: string): EventJson | undefined;
+}
+
+/** An `stx_transfer_event`: a token transfer. */
+function fromStxTransfer({ find, isMainnet }: BurnchainOp): DecodedTx | null {
   const transfer = find('stx_transfer_event');
-  if (transfer) {
-    const e = eventBody(transfer);
-    return tokenTransfer(isMainnet, str(e.sender), str(e.recipient), str(e.amount));
-  }
+  if (!transfer) return null;
+  const e = eventBody(transfer);
+  return tokenTransfer(isMainnet, str(e.sender), str(e.recipient), str(e.amount));
+}
 
+/** A pox-4 `stack_stx` burn op with a signer key: `pox-4.stack-stx` with the op's 8 arguments. */
+function fromStackStxOp({ tx, burnOp, isMainnet, bootAddress }: BurnchainOp): DecodedTx | null {
   const stackStxOp = burnOp?.stack_stx;
-  if (stackStxOp && stackStxOp.signer_key) {
-    okResult(tx.raw_result);
-    const sender = str((stackStxOp.sender as Record<string, unknown>).address);
-    const args = [
-      uintBytes(str(stackStxOp.stacked_ustx)),
-      poxAddrTuple(decodeBtcAddress(str(stackStxOp.reward_addr))),
-      uintBytes(str(stackStxOp.burn_block_height)),
-      uintBytes(str(stackStxOp.num_cycles)),
-      NONE,
-      bufferBytes(hexToBuffer(str(stackStxOp.signer_key))),
-      uintBytes(str(stackStxOp.max_amount)),
-      uintBytes(str(stackStxOp.auth_id)),
-    ];
-    return contractCall(isMainnet, sender, `${bootAddress}.pox-4`, 'stack-stx', args);
-  }
+  if (!stackStxOp || !stackStxOp.signer_key) return null;
+  okResult(tx.raw_result);
+  const sender = str((stackStxOp.sender as Record<string, unknown>).address);
+  const args = [
+    uintBytes(str(stackStxOp.stacked_ustx)),
+    poxAddrTuple(decodeBtcAddress(str(stackStxOp.reward_addr))),
+    uintBytes(str(stackStxOp.burn_block_height)),
+    uintBytes(str(stackStxOp.num_cycles)),
+    NONE,
+    bufferBytes(hexToBuffer(str(stackStxOp.signer_key))),
+    uintBytes(str(stackStxOp.max_amount)),
+    uintBytes(str(stackStxOp.auth_id)),
+  ];
+  return contractCall(isMainnet, sender, `${bootAddress}.pox-4`, 'stack-stx', args);
+}
 
+/** An `stx_lock_event` (`stack-stx`), else a pox `delegate-stx` print event (`delegate-stx`). */
+function fromPoxEvents(op: BurnchainOp): DecodedTx | null {
   let poxEvent: PoxPrintEvent | null = null;
-  for (const e of own) {
+  for (const e of op.own) {
     if (e.type !== 'contract_event') continue;
     const body = eventBody(e);
     if (body.topic !== 'print' || !POX_PRINT_CONTRACTS.has(body.contract_identifier as string)) continue;
     poxEvent = decodePoxPrint(body.contract_identifier as string, str(body.raw_value));
     if (poxEvent) break;
   }
+  const lock = op.find('stx_lock_event');
+  if (lock) return fromStxLock(op, lock, poxEvent);
+  if (poxEvent && poxEvent.name === 'delegate-stx') return fromDelegateStx(op, poxEvent);
+  return null;
+}
 
-  const lock = find('stx_lock_event');
-  if (lock) {
-    const e = eventBody(lock);
-    const result = okResult(tx.raw_result);
-    const lockAmount = uintField(result, 'lock-amount');
-    const unlockBurnHeight = Number(uintField(result, 'unlock-burn-height'));
-    const stacker = tupleField(result, 'stacker');
-    const cycleLength = isMainnet ? 2100 : 50;
-    const lockPeriod = Math.floor((unlockBurnHeight - burnBlockHeight) / cycleLength);
-    let poxAddr = poxEvent?.name === 'stack-stx' ? poxEvent.poxAddr : null;
-    if (!poxAddr) {
-      if (stacker?.type !== 'principal') throw new Error('Missing stacker in stx lock tx result');
-      const { version, hash160 } = parsePrincipal(stacker.value);
-      poxAddr = poxAddressFromStacksAddress(version, hash160);
-    }
-    const args = [
-      uintBytes(lockAmount),
-      poxAddrTuple(poxAddr),
-      uintBytes(burnBlockHeight),
-      uintBytes(lockPeriod),
-    ];
-    const contractId = `${bootAddress}.${contractName(e.contract_identifier)}`;
-    return contractCall(isMainnet, str(e.locked_address), contractId, 'stack-stx', args);
+/**
+ * `stack-stx` on the lock event's pox contract (default `pox`) with amount, pox-addr (from the tx's pox
+ * `stack-stx` print event, else the stacker's address), start burn height (the block's) and lock period
+ * (from the result's unlock height; cycles of 2100 blocks on mainnet, 50 elsewhere).
+ */
+function fromStxLock(
+  { tx, isMainnet, bootAddress, burnBlockHeight }: BurnchainOp,
+  lock: EventJson,
+  poxEvent: PoxPrintEvent | null,
+): DecodedTx {
+  const e = eventBody(lock);
+  const result = okResult(tx.raw_result);
+  const lockAmount = uintField(result, 'lock-amount');
+  const unlockBurnHeight = Number(uintField(result, 'unlock-burn-height'));
+  const stacker = tupleField(result, 'stacker');
+  const cycleLength = isMainnet ? 2100 : 50;
+  const lockPeriod = Math.floor((unlockBurnHeight - burnBlockHeight) / cycleLength);
+  let poxAddr = poxEvent?.name === 'stack-stx' ? poxEvent.poxAddr : null;
+  if (!poxAddr) {
+    if (stacker?.type !== 'principal') throw new Error('Missing stacker in stx lock tx result');
+    const { version, hash160 } = parsePrincipal(stacker.value);
+    poxAddr = poxAddressFromStacksAddress(version, hash160);
   }
+  const args = [
+    uintBytes(lockAmount),
+    poxAddrTuple(poxAddr),
+    uintBytes(burnBlockHeight),
+    uintBytes(lockPeriod),
+  ];
+  const contractId = `${bootAddress}.${contractName(e.contract_identifier)}`;
+  return contractCall(isMainnet, str(e.locked_address), contractId, 'stack-stx', args);
+}
 
-  if (poxEvent && poxEvent.name === 'delegate-stx') {
-    okResult(tx.raw_result);
-    const contractId = `${bootAddress}.${contractName(poxEvent.contractIdentifier)}`;
-    const delegateOp = burnOp?.delegate_stx;
-    if (contractId.endsWith('.pox-4') && delegateOp) {
-      const rewardAddr = delegateOp.reward_addr as [number, string] | null | undefined;
-      const until = delegateOp.until_burn_height;
-      const args = [
-        uintBytes(str(delegateOp.delegated_ustx)),
-        principalBytes(str((delegateOp.delegate_to as Record<string, unknown>).address)),
-        until === null || until === undefined ? NONE : some(uintBytes(str(until))),
-        rewardAddr ? some(poxAddrTuple(decodeBtcAddress(rewardAddr[1]))) : NONE,
-      ];
-      const sender = str((delegateOp.sender as Record<string, unknown>).address);
-      return contractCall(isMainnet, sender, contractId, 'delegate-stx', args);
-    }
-    const d = poxEvent.data;
-    const until = tupleField(d, 'unlock-burn-height');
-    const delegateTo = tupleField(d, 'delegate-to');
-    if (delegateTo?.type !== 'principal') throw new Error('Missing delegate-to in delegate-stx event');
+/** `delegate-stx`: from the `delegate_stx` burn op on pox-4, else from the print event. */
+function fromDelegateStx(
+  { tx, burnOp, isMainnet, bootAddress }: BurnchainOp,
+  poxEvent: PoxPrintEvent,
+): DecodedTx {
+  okResult(tx.raw_result);
+  const contractId = `${bootAddress}.${contractName(poxEvent.contractIdentifier)}`;
+  const delegateOp = burnOp?.delegate_stx;
+  if (contractId.endsWith('.pox-4') && delegateOp) {
+    const rewardAddr = delegateOp.reward_addr as [number, string] | null | undefined;
+    const until = delegateOp.until_burn_height;
     const args = [
-      uintBytes(uintField(d, 'amount-ustx')),
-      principalBytes(delegateTo.value),
-      until?.type === 'some' && until.value.type === 'uint' && until.value.value !== 0n
-        ? some(uintBytes(until.value.value))
-        : NONE,
-      poxEvent.poxAddr ? some(poxAddrTuple(poxEvent.poxAddr)) : NONE,
+      uintBytes(str(delegateOp.delegated_ustx)),
+      principalBytes(str((delegateOp.delegate_to as Record<string, unknown>).address)),
+      until === null || until === undefined ? NONE : some(uintBytes(str(until))),
+      rewardAddr ? some(poxAddrTuple(decodeBtcAddress(rewardAddr[1]))) : NONE,
     ];
-    return contractCall(isMainnet, poxEvent.stacker, contractId, 'delegate-stx', args);
+    const sender = str((delegateOp.sender as Record<string, unknown>).address);
+    return contractCall(isMainnet, sender, contractId, 'delegate-stx', args);
   }
+  const d = poxEvent.data;
+  const until = tupleField(d, 'unlock-burn-height');
+  const delegateTo = tupleField(d, 'delegate-to');
+  if (delegateTo?.type !== 'principal') throw new Error('Missing delegate-to in delegate-stx event');
+  const args = [
+    uintBytes(uintField(d, 'amount-ustx')),
+    principalBytes(delegateTo.value),
+    until?.type === 'some' && until.value.type === 'uint' && until.value.value !== 0n
+      ? some(uintBytes(until.value.value))
+      : NONE,
+    poxEvent.poxAddr ? some(poxAddrTuple(poxEvent.poxAddr)) : NONE,
+  ];
+  return contractCall(isMainnet, poxEvent.stacker, contractId, 'delegate-stx', args);
+}
 
+/** A subnet deposit: an nft, ft or stx mint event. */
+function fromMint({ find, isMainnet, bootAddress }: BurnchainOp): DecodedTx | null {
   const nftMint = find('nft_mint_event');
   if (nftMint) {
     const e = eventBody(nftMint);
@@ -352,7 +402,6 @@ export function decodeSyntheticTx(
     const args = [hexToBuffer(str(e.raw_value)), principalBytes(recipient)];
     return contractCall(isMainnet, recipient, contractId, 'deposit-from-burnchain', args);
   }
-
   const ftMint = find('ft_mint_event');
   if (ftMint) {
     const e = eventBody(ftMint);
@@ -361,13 +410,16 @@ export function decodeSyntheticTx(
     const args = [uintBytes(str(e.amount)), principalBytes(recipient)];
     return contractCall(isMainnet, recipient, contractId, 'deposit-from-burnchain', args);
   }
-
   const stxMint = find('stx_mint_event');
   if (stxMint) {
     const e = eventBody(stxMint);
     return tokenTransfer(isMainnet, bootAddress, str(e.recipient), str(e.amount));
   }
+  return null;
+}
 
+/** A subnet `register_asset` op (ft or nft) with the subnet contract's print event. */
+function fromRegisterAsset({ own, burnOp, isMainnet }: BurnchainOp): DecodedTx | null {
   const registerAsset = burnOp?.register_asset;
   const subnetEvent = own.find((e) => {
     const body = eventBody(e);
@@ -378,22 +430,21 @@ export function decodeSyntheticTx(
     );
   });
   if (
-    registerAsset &&
-    subnetEvent &&
-    (registerAsset.asset_type === 'ft' || registerAsset.asset_type === 'nft')
+    !registerAsset ||
+    !subnetEvent ||
+    (registerAsset.asset_type !== 'ft' && registerAsset.asset_type !== 'nft')
   ) {
-    const body = eventBody(subnetEvent);
-    const contractId = str(body.contract_identifier).split('::')[0];
-    const burnTxid = tupleField(parseClarityValue(str(body.raw_value)), 'burnchain-txid');
-    if (burnTxid?.type !== 'buffer') throw new Error('Missing burnchain-txid in subnet event');
-    const args = [
-      asciiBytes(str(registerAsset.asset_type)),
-      principalBytes(str(registerAsset.l1_contract_id)),
-      principalBytes(str(registerAsset.l2_contract_id)),
-      bufferBytes(burnTxid.value),
-    ];
-    return contractCall(isMainnet, contractId.split('.')[0], contractId, 'register-asset-contract', args);
+    return null;
   }
-
-  throw new Error(`Unable to generate transaction from BTC tx ${tx.txid}`);
+  const body = eventBody(subnetEvent);
+  const contractId = str(body.contract_identifier).split('::')[0];
+  const burnTxid = tupleField(parseClarityValue(str(body.raw_value)), 'burnchain-txid');
+  if (burnTxid?.type !== 'buffer') throw new Error('Missing burnchain-txid in subnet event');
+  const args = [
+    asciiBytes(str(registerAsset.asset_type)),
+    principalBytes(str(registerAsset.l1_contract_id)),
+    principalBytes(str(registerAsset.l2_contract_id)),
+    bufferBytes(burnTxid.value),
+  ];
+  return contractCall(isMainnet, contractId.split('.')[0], contractId, 'register-asset-contract', args);
 }

@@ -257,124 +257,10 @@ export function decodeTransaction(rawTx: string | Buffer): DecodedTx {
   const postConditionsHex = '0x' + buf.toString('hex', pcStart, r.pos);
 
   const typeId = r.u8();
-  let txType: TxTypeName;
-  let payload: Record<string, unknown>;
-  let tokenTransferRecipient: string | null = null;
-  let tokenTransferAmount: string | null = null;
-  let contractCallContractId: string | null = null;
-  let contractCallFunctionName: string | null = null;
-  let contractCallFunctionArgsHex: string | null = null;
-  let smartContractContractId: string | null = null;
-
-  switch (typeId) {
-    case 0x00: {
-      txType = 'token_transfer';
-      tokenTransferRecipient = r.clarityPrincipal();
-      tokenTransferAmount = r.u64String();
-      const memo = r.hex(34);
-      payload = {
-        token_transfer: { recipient_address: tokenTransferRecipient, amount: tokenTransferAmount, memo },
-      };
-      break;
-    }
-    case 0x01:
-    case 0x06: {
-      txType = 'smart_contract';
-      const clarityVersion = typeId === 0x06 ? r.u8() : null;
-      const name = r.shortString();
-      const codeLen = r.u32();
-      const p = r.take(codeLen);
-      smartContractContractId = senderAddress + '.' + name;
-      payload = {
-        smart_contract: {
-          clarity_version: clarityVersion,
-          contract_id: smartContractContractId,
-          source_code: buf.toString('utf8', p, p + codeLen),
-        },
-      };
-      break;
-    }
-    case 0x02: {
-      txType = 'contract_call';
-      const address = r.address();
-      contractCallContractId = address + '.' + r.shortString();
-      contractCallFunctionName = r.shortString();
-      const argsStart = r.pos;
-      const argCount = r.u32();
-      const args: FunctionArgJson[] = [];
-      let pos = r.pos;
-      for (let i = 0; i < argCount; i++) {
-        const { repr, type, end } = readClarityValue(buf, pos);
-        args.push({ hex: '0x' + buf.toString('hex', pos, end), repr, name: '', type });
-        pos = end;
-      }
-      r.pos = pos;
-      contractCallFunctionArgsHex = '0x' + buf.toString('hex', argsStart, pos);
-      payload = {
-        contract_call: {
-          contract_id: contractCallContractId,
-          function_name: contractCallFunctionName,
-          function_signature: '',
-          function_args: args,
-        },
-      };
-      break;
-    }
-    case 0x03: {
-      txType = 'poison_microblock';
-      const h1 = r.microblockHeader();
-      const h2 = r.microblockHeader();
-      payload = { poison_microblock: { microblock_header_1: h1, microblock_header_2: h2 } };
-      break;
-    }
-    case 0x04:
-    case 0x05:
-    case 0x08: {
-      txType = 'coinbase';
-      const data = r.hex(32);
-      if (typeId === 0x04) {
-        payload = { coinbase_payload: { data, alt_recipient: null } };
-      } else if (typeId === 0x05) {
-        payload = { coinbase_payload: { data, alt_recipient: r.clarityPrincipal() } };
-      } else {
-        const opt = r.u8();
-        let altRecipient: string | null = null;
-        if (opt === 0x0a) altRecipient = r.clarityPrincipal();
-        else if (opt !== 0x09) throw new Error(`Invalid coinbase recipient option prefix ${opt}`);
-        const vrfProof = r.hex(80);
-        payload = { coinbase_payload: { data, alt_recipient: altRecipient, vrf_proof: vrfProof } };
-      }
-      break;
-    }
-    case 0x07: {
-      txType = 'tenure_change';
-      const tenureConsensusHash = r.hex(20);
-      const prevTenureConsensusHash = r.hex(20);
-      const burnViewConsensusHash = r.hex(20);
-      const previousTenureEnd = r.hex(32);
-      const previousTenureBlocks = r.u32();
-      const cause = lookup(TENURE_CHANGE_CAUSES, r.u8(), 'tenure change cause');
-      const pubkeyHash = r.hex(20);
-      payload = {
-        tenure_change_payload: {
-          tenure_consensus_hash: tenureConsensusHash,
-          prev_tenure_consensus_hash: prevTenureConsensusHash,
-          burn_view_consensus_hash: burnViewConsensusHash,
-          previous_tenure_end: previousTenureEnd,
-          previous_tenure_blocks: previousTenureBlocks,
-          cause,
-          pubkey_hash: pubkeyHash,
-        },
-      };
-      break;
-    }
-    default:
-      throw new Error(`Invalid transaction payload type ${typeId}`);
-  }
-
+  const p = readPayload(r, typeId, senderAddress);
   return {
     typeId,
-    txType,
+    txType: p.txType,
     version,
     chainId,
     anchorMode,
@@ -387,13 +273,152 @@ export function decodeTransaction(rawTx: string | Buffer): DecodedTx {
     sponsored: sponsor !== null,
     sponsorAddress,
     sponsorNonce: sponsor ? sponsor.nonce : null,
-    payload,
-    tokenTransferRecipient,
-    tokenTransferAmount,
-    contractCallContractId,
-    contractCallFunctionName,
-    contractCallFunctionArgsHex,
-    smartContractContractId,
+    payload: p.payload,
+    tokenTransferRecipient: p.tokenTransferRecipient,
+    tokenTransferAmount: p.tokenTransferAmount,
+    contractCallContractId: p.contractCallContractId,
+    contractCallFunctionName: p.contractCallFunctionName,
+    contractCallFunctionArgsHex: p.contractCallFunctionArgsHex,
+    smartContractContractId: p.smartContractContractId,
     byteLength: buf.length,
+  };
+}
+
+/** The members of `DecodedTx` that its payload decides. */
+type PayloadFields = Pick<
+  DecodedTx,
+  | 'txType'
+  | 'payload'
+  | 'tokenTransferRecipient'
+  | 'tokenTransferAmount'
+  | 'contractCallContractId'
+  | 'contractCallFunctionName'
+  | 'contractCallFunctionArgsHex'
+  | 'smartContractContractId'
+>;
+
+/** A payload's fields, the type-specific ones null (each reader sets its own). */
+function payloadFields(txType: TxTypeName, payload: Record<string, unknown>): PayloadFields {
+  return {
+    txType,
+    payload,
+    tokenTransferRecipient: null,
+    tokenTransferAmount: null,
+    contractCallContractId: null,
+    contractCallFunctionName: null,
+    contractCallFunctionArgsHex: null,
+    smartContractContractId: null,
+  };
+}
+
+/** Reads the payload of type `typeId` (the byte before it). */
+function readPayload(r: TxReader, typeId: number, senderAddress: string): PayloadFields {
+  switch (typeId) {
+    case 0x00: {
+      const recipient = r.clarityPrincipal();
+      const amount = r.u64String();
+      const memo = r.hex(34);
+      const fields = payloadFields('token_transfer', {
+        token_transfer: { recipient_address: recipient, amount, memo },
+      });
+      fields.tokenTransferRecipient = recipient;
+      fields.tokenTransferAmount = amount;
+      return fields;
+    }
+    case 0x01:
+    case 0x06: {
+      const clarityVersion = typeId === 0x06 ? r.u8() : null;
+      const name = r.shortString();
+      const codeLen = r.u32();
+      const p = r.take(codeLen);
+      const contractId = senderAddress + '.' + name;
+      const fields = payloadFields('smart_contract', {
+        smart_contract: {
+          clarity_version: clarityVersion,
+          contract_id: contractId,
+          source_code: r.buf.toString('utf8', p, p + codeLen),
+        },
+      });
+      fields.smartContractContractId = contractId;
+      return fields;
+    }
+    case 0x02:
+      return readContractCall(r);
+    case 0x03: {
+      const h1 = r.microblockHeader();
+      const h2 = r.microblockHeader();
+      return payloadFields('poison_microblock', {
+        poison_microblock: { microblock_header_1: h1, microblock_header_2: h2 },
+      });
+    }
+    case 0x04:
+    case 0x05:
+    case 0x08:
+      return payloadFields('coinbase', { coinbase_payload: readCoinbase(r, typeId) });
+    case 0x07:
+      return payloadFields('tenure_change', { tenure_change_payload: readTenureChange(r) });
+    default:
+      throw new Error(`Invalid transaction payload type ${typeId}`);
+  }
+}
+
+function readContractCall(r: TxReader): PayloadFields {
+  const buf = r.buf;
+  const address = r.address();
+  const contractId = address + '.' + r.shortString();
+  const functionName = r.shortString();
+  const argsStart = r.pos;
+  const argCount = r.u32();
+  const args: FunctionArgJson[] = [];
+  let pos = r.pos;
+  for (let i = 0; i < argCount; i++) {
+    const { repr, type, end } = readClarityValue(buf, pos);
+    args.push({ hex: '0x' + buf.toString('hex', pos, end), repr, name: '', type });
+    pos = end;
+  }
+  r.pos = pos;
+  const fields = payloadFields('contract_call', {
+    contract_call: {
+      contract_id: contractId,
+      function_name: functionName,
+      function_signature: '',
+      function_args: args,
+    },
+  });
+  fields.contractCallContractId = contractId;
+  fields.contractCallFunctionName = functionName;
+  fields.contractCallFunctionArgsHex = '0x' + buf.toString('hex', argsStart, pos);
+  return fields;
+}
+
+/** A coinbase (0x04), one paying an alternate recipient (0x05), or a Nakamoto coinbase (0x08). */
+function readCoinbase(r: TxReader, typeId: number): Record<string, unknown> {
+  const data = r.hex(32);
+  if (typeId === 0x04) return { data, alt_recipient: null };
+  if (typeId === 0x05) return { data, alt_recipient: r.clarityPrincipal() };
+  const opt = r.u8();
+  let altRecipient: string | null = null;
+  if (opt === 0x0a) altRecipient = r.clarityPrincipal();
+  else if (opt !== 0x09) throw new Error(`Invalid coinbase recipient option prefix ${opt}`);
+  const vrfProof = r.hex(80);
+  return { data, alt_recipient: altRecipient, vrf_proof: vrfProof };
+}
+
+function readTenureChange(r: TxReader): Record<string, unknown> {
+  const tenureConsensusHash = r.hex(20);
+  const prevTenureConsensusHash = r.hex(20);
+  const burnViewConsensusHash = r.hex(20);
+  const previousTenureEnd = r.hex(32);
+  const previousTenureBlocks = r.u32();
+  const cause = lookup(TENURE_CHANGE_CAUSES, r.u8(), 'tenure change cause');
+  const pubkeyHash = r.hex(20);
+  return {
+    tenure_consensus_hash: tenureConsensusHash,
+    prev_tenure_consensus_hash: prevTenureConsensusHash,
+    burn_view_consensus_hash: burnViewConsensusHash,
+    previous_tenure_end: previousTenureEnd,
+    previous_tenure_blocks: previousTenureBlocks,
+    cause,
+    pubkey_hash: pubkeyHash,
   };
 }

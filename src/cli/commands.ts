@@ -1,6 +1,5 @@
 import type { Config } from '../config.js';
-import { OperatorError } from '../errors.js';
-import { InvalidMessageError } from '../ingest/chain-rows.js';
+import { InvalidMessageError, OperatorError } from '../errors.js';
 import { TsvFormatError } from '../protocol/tsv.js';
 import { defaultNakamotoHeight } from '../devnet/chain.js';
 import { exportFile, replayFile } from '../ingest/replay.js';
@@ -82,18 +81,18 @@ export async function exportLog(config: Config, file: string): Promise<void> {
   }
 }
 
-export async function generate(
-  options: {
-    blocks: number;
-    accounts: number;
-    seed: string;
-    txsPerBlock: number;
-    workers?: number;
-    /** `none`: the chain stays in epoch 2.x; default: 40% in */
-    nakamotoHeight?: number | 'none';
-  },
-  out: string,
-): Promise<void> {
+/** The sizes `generate` takes (its command-line options, parsed). */
+export interface GenerateOptions {
+  blocks: number;
+  accounts: number;
+  seed: string;
+  txsPerBlock: number;
+  workers?: number;
+  /** `none`: the chain stays in epoch 2.x; default: 40% in */
+  nakamotoHeight?: number | 'none';
+}
+
+export async function generate(options: GenerateOptions, out: string): Promise<void> {
   const { nakamotoHeight, ...sizes } = options;
   const report = await generateFile(
     {

@@ -38,6 +38,7 @@ const DEMO_CHAIN: Omit<GenerateOptions, 'onProgress'> = {
  * are skipped as duplicates: the generator writes the same chain again). Returns the generator's report,
  * or null when the database already had data. Stops between two messages once `signal` is aborted,
  * throwing its reason.
+ * @internal exported for the tests, which index the demo chain without serving it
  */
 export async function seedDemoChain(
   store: Store,
@@ -78,7 +79,7 @@ export async function seedDemoChain(
   try {
     report = await generateChain(generated, async (message) => {
       options.signal?.throwIfAborted();
-      await ingestor.apply(message.path, message.payload, message.receivedAt);
+      await ingestor.take(message.path, message.payload, message.receivedAt);
     });
     // the tables' statistics, if an ANALYZE was due, are fresh before the API answers from them
     await ingestor.settled();
@@ -109,6 +110,7 @@ export async function seedDemoChain(
 /**
  * Paths worth trying on this database, kept only if the running API answers them with 200. Asked as the
  * process itself: outside access control, so checking them spends nothing of anyone's rate limit.
+ * @internal exported for its tests
  */
 export async function urlsToTry(
   api: FastifyInstance,
@@ -177,6 +179,7 @@ export async function urlsToTry(
  * What the service's rate limits mean for someone trying the API from this machine, and how to change
  * them (the demo is throttled like production: the docs page is free, the requests its "Try it out"
  * sends are not).
+ * @internal exported for the README's test
  */
 export function rateLimitNote(
   config: Pick<
@@ -195,7 +198,10 @@ export function rateLimitNote(
   );
 }
 
-/** The text `npm start` prints once the service answers: where it is, what to try, the rate limits. */
+/**
+ * The text `npm start` prints once the service answers: where it is, what to try, the rate limits.
+ * @internal exported for the README's test
+ */
 export function startBanner(config: Config, base: string, urls: { what: string; path: string }[]): string {
   const width = Math.max(...urls.map((u) => u.what.length));
   return (

@@ -49,7 +49,10 @@ function time(value: Date | null): string {
   return value ? value.toISOString() : '-';
 }
 
-/** `keys create|list|revoke` on an open store. Returns the process exit code. */
+/**
+ * `keys create|list|revoke` on an open store. Returns the process exit code.
+ * @internal exported for its tests
+ */
 export async function runKeysCommand(store: Store, args: KeysArgs, output: KeysOutput): Promise<number> {
   const command = keysAction(args);
   switch (command.action) {

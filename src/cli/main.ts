@@ -6,6 +6,7 @@ import { OperatorError } from '../errors.js';
 import { describeConfig } from '../settings.js';
 import { packageVersion } from '../version.js';
 import { checkInputFile, checkOutputFile, UsageError } from './arguments.js';
+import type { GenerateOptions } from './commands.js';
 import type { ServeMode } from './ports.js';
 import type { Shutdown } from './shutdown.js';
 
@@ -102,7 +103,16 @@ function buildProgram(): Command {
           .join('\n') +
         '\n',
     );
+  addServerCommands(program);
+  addDatabaseCommands(program);
+  addGenerateCommand(program);
+  addKeysCommands(program);
+  reportExits(program, PROGRAM);
+  return program;
+}
 
+/** `start` and `serve`: the commands that keep running. */
+function addServerCommands(program: Command): void {
   program
     .command('start')
     .description('serve on the configured database, first indexing a demo chain if it is empty')
@@ -123,7 +133,10 @@ function buildProgram(): Command {
         work.serve(config, mode, logger, shutdown),
       );
     });
+}
 
+/** `migrate`, `replay` and `export`: commands that open the configured database and exit. */
+function addDatabaseCommands(program: Command): void {
   program
     .command('migrate')
     .description('apply database migrations (and load VESTING_FILE) and exit')
@@ -153,7 +166,10 @@ function buildProgram(): Command {
       const config = await configuration();
       await (await commands()).exportLog(config, file);
     });
+}
 
+/** `generate`: writes a chain to a file, no database. */
+function addGenerateCommand(program: Command): void {
   program
     .command('generate')
     .description('write a deterministic synthetic chain (really signed txs) as a TSV that replay reads')
@@ -172,22 +188,15 @@ function buildProgram(): Command {
       'enter epoch 3.0 (Nakamoto) at this height, or `none` for never (default: 40% in)',
       (text: string) => (text === 'none' ? ('none' as const) : integerAtLeast(2)(text)),
     )
-    .action(
-      async (options: {
-        out?: string;
-        blocks: number;
-        accounts: number;
-        seed: string;
-        txsPerBlock: number;
-        workers?: number;
-        nakamotoHeight?: number | 'none';
-      }) => {
-        const { out, ...sizes } = options;
-        await checkOutputFile('--out', required('--out <path>', out));
-        await (await commands()).generate(sizes, out!);
-      },
-    );
+    .action(async (options: GenerateOptions & { out?: string }) => {
+      const { out, ...sizes } = options;
+      await checkOutputFile('--out', required('--out <path>', out));
+      await (await commands()).generate(sizes, out!);
+    });
+}
 
+/** `keys create|list|revoke`. */
+function addKeysCommands(program: Command): void {
   const keys = program
     .command('keys')
     .description('manage API keys (only their hashes are stored)')
@@ -210,25 +219,27 @@ function buildProgram(): Command {
     });
   keys
     .command('revoke')
-    .description('revoke a key (API instances stop accepting it within 30 s)')
+    .description(
+      'revoke a key (refused at once by the server holding the directory; by every instance within 2 s)',
+    )
     .argument('<id>', 'the key id (see keys list)', nonEmpty('the key id'))
     .action(async (id: string) => {
       const config = await configuration();
       exitCode = await (await commands()).keys(config, { action: 'revoke', id });
     });
+}
 
-  // Every command: usage errors and help come back to main as exceptions (printed there), and a usage
-  // error is one line plus a hint naming that command's help.
-  const configure = (command: Command, path: string) => {
-    command.exitOverride((err) => {
-      throw new CommandLineExit(err, path);
-    });
-    command.configureOutput({ outputError: () => {} });
-    command.showSuggestionAfterError(true);
-    for (const sub of command.commands) configure(sub, `${path} ${sub.name()}`);
-  };
-  configure(program, PROGRAM);
-  return program;
+/**
+ * `command` and every command under it: usage errors and help come back to main as exceptions (printed
+ * there), and a usage error is one line plus a hint naming that command's help.
+ */
+function reportExits(command: Command, path: string): void {
+  command.exitOverride((err) => {
+    throw new CommandLineExit(err, path);
+  });
+  command.configureOutput({ outputError: () => {} });
+  command.showSuggestionAfterError(true);
+  for (const sub of command.commands) reportExits(sub, `${path} ${sub.name()}`);
 }
 
 /** Commander's exit (help shown, or a usage error), with the command it concerns. */

@@ -27,6 +27,7 @@ export function doorsOf(config: Config, mode: ServeMode): Door[] {
   return doors;
 }
 
+/** @internal exported for its tests */
 export class PortError extends OperatorError {}
 
 /** The one-line error for a door that cannot listen, naming its variable. */

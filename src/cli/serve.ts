@@ -29,7 +29,7 @@ export interface RunningService {
   /** Port of the Prometheus endpoint, when metrics are on. */
   metricsPort?: number;
   metrics?: ServiceMetrics;
-  /** Stops accepting, finishes what is in flight (requests, the message being applied), closes the pools. */
+  /** Stops accepting, finishes what is in flight (requests, the message being ingested), closes the pools. */
   stop(): Promise<void>;
 }
 
@@ -58,44 +58,10 @@ export async function serve(
       'DATABASE_REPLICA_URLS needs DATABASE_URL (the PostgreSQL primary the observer writes to), or serve --read-only',
     );
   }
-  const doors = doorsOf(config, mode);
-  const servers: FastifyInstance[] = [];
-  const stores = new Set<Store>();
-  let closeMetrics: (() => Promise<void>) | undefined;
-  let closeIngest: (() => Promise<void>) | undefined;
-  const service: RunningService = {
-    async stop() {
-      // Every door stops accepting at once; in-flight requests, and the observer message being applied,
-      // finish first (Fastify answers 503 to new requests on connections still open). A keep-alive
-      // connection becomes idle once its request is answered: closed then, not after the keep-alive timeout.
-      const closing = Promise.all(servers.map((server) => server.close()));
-      const sweep = setInterval(() => {
-        for (const server of servers) server.server.closeIdleConnections();
-      }, 50);
-      try {
-        await closing;
-      } finally {
-        clearInterval(sweep);
-      }
-      await closeMetrics?.();
-      await closeIngest?.();
-      await Promise.all([...stores].map((store) => store.close()));
-    },
-  };
+  const opened: Opened = { doors: doorsOf(config, mode), servers: [], stores: new Set() };
+  const service: RunningService = { stop: () => stopOpened(opened) };
   try {
-    // The primary: written by the observer; read by the API unless replicas serve the reads.
-    let primary: Store | undefined;
-    if (mode !== 'read-only' || replicas.length === 0) {
-      primary = await openStore(config, logger, { readOnly: mode === 'read-only' });
-    } else if (config.DATABASE_URL) {
-      primary = await openPrimaryForReader(config);
-    }
-    if (primary) stores.add(primary);
-    let reads: Store | undefined;
-    if (mode !== 'write-only') {
-      reads = replicas.length > 0 ? await openReplicaStore(replicas, config, logger) : primary;
-      if (reads) stores.add(reads);
-    }
+    const { primary, reads } = await openStores(config, logger, mode, replicas, opened);
     service.store = reads ?? primary;
     options.signal?.throwIfAborted();
     if (primary) await options.beforeListen?.(primary);
@@ -114,79 +80,16 @@ export async function serve(
     // Readiness watches ingest in this process (serve --read-only has none; a writer alone has no API).
     const progress = mode === 'both' ? new IngestProgress() : undefined;
     if (mode !== 'read-only' && primary) {
-      const onMessage =
-        metrics &&
-        ((path: string, outcome: IngestOutcome, seconds: number) =>
-          metrics.observeIngest(path, outcome, seconds));
-      // Ingest runs in a thread of its own, on its own connection: reads never wait for a large message's
-      // decoding, nor on PostgreSQL for its transaction (ingest-thread.ts). PGlite stays on this thread and
-      // serves that connection over a port.
-      const pglite = primary.db.serveOverPort?.bind(primary.db);
-      const ingestor = new IngestThread({
-        progress,
-        workerData: ingestWorkerData(config),
-        connectPglite:
-          pglite &&
-          (() => {
-            const { port1, port2 } = new MessageChannel();
-            pglite(port1);
-            return port2;
-          }),
-        logger,
-        onMessage,
-        onApplied: () => {
-          for (const store of stores) chainStateChanged(store);
-        },
-      });
-      closeIngest = () => ingestor.close();
-      service.observer = buildObserverServer({
-        ingestor,
-        logger,
-        bodyLimitBytes: config.OBSERVER_BODY_LIMIT_MB * 1024 * 1024,
-        secret: config.OBSERVER_SECRET,
-      });
-      servers.push(service.observer);
-      await listening(doors, 'OBSERVER_PORT', () =>
-        service.observer!.listen({ host: config.OBSERVER_HOST, port: config.OBSERVER_PORT }),
-      );
-      logger.info(`event observer listening on ${service.observer.addresses().map(url).join(', ')}`);
-      if (!config.OBSERVER_SECRET && !isLoopback(config.OBSERVER_HOST)) {
-        logger.warn(
-          { OBSERVER_HOST: config.OBSERVER_HOST },
-          `UNPROTECTED OBSERVER: OBSERVER_HOST=${config.OBSERVER_HOST} is not a loopback address and OBSERVER_SECRET is ` +
-            'empty, so any host that reaches this port can post chain events (a fake block made canonical); set ' +
-            'OBSERVER_SECRET and the node endpoint host:port/<secret>, or bind the observer to 127.0.0.1',
-        );
-      }
+      service.observer = await startObserver(config, logger, { primary, progress, metrics }, opened);
     }
     if (mode !== 'write-only' && reads) {
-      service.api = await buildApiServer({
-        store: reads,
-        primaryStore: primary !== reads ? primary : undefined,
-        logger,
-        apiVersion: serviceVersion(),
-        accessControl: accessControlFromConfig(config),
-        requestMetrics: metrics?.requests,
-        logRequests: config.LOG_REQUESTS,
-        ingestProgress: progress && {
-          waitingSeconds: () => progress.waitingSeconds(),
-          stallSeconds: config.INGEST_STALL_SECONDS,
-        },
-        connectionLimits: connectionLimitsFromConfig(config),
-        cacheMaxBytes: config.CACHE_MAX_MB * 1024 * 1024,
-        push: config.PUSH_ENABLED ? { limits: pushLimitsFromConfig(config) } : undefined,
-      });
-      servers.push(service.api);
-      await listening(doors, 'API_PORT', () =>
-        service.api!.listen({ host: config.API_HOST, port: config.API_PORT }),
-      );
-      logger.info(`read API listening on ${service.api.addresses().map(url).join(', ')}`);
+      service.api = await startApi(config, logger, { reads, primary, progress, metrics }, opened);
     }
     if (metrics) {
-      const running = await listening(doors, 'METRICS_PORT', () =>
+      const running = await listening(opened.doors, 'METRICS_PORT', () =>
         startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT),
       );
-      closeMetrics = running.close;
+      opened.closeMetrics = running.close;
       service.metricsPort = running.port;
       logger.info(`metrics on http://${config.METRICS_HOST}:${running.port}/metrics`);
     }
@@ -195,6 +98,152 @@ export async function serve(
     throw err;
   }
   return service;
+}
+
+/** What `serve` opened so far, closed by `stopOpened` in order. */
+interface Opened {
+  doors: Door[];
+  servers: FastifyInstance[];
+  stores: Set<Store>;
+  closeMetrics?: () => Promise<void>;
+  closeIngest?: () => Promise<void>;
+}
+
+/**
+ * Every door stops accepting at once; in-flight requests, and the observer message being ingested, finish
+ * first (Fastify answers 503 to new requests on connections still open). A keep-alive connection becomes
+ * idle once its request is answered: closed then, not after the keep-alive timeout. Then the metrics
+ * endpoint, the ingest thread and the pools close.
+ */
+async function stopOpened(opened: Opened): Promise<void> {
+  const closing = Promise.all(opened.servers.map((server) => server.close()));
+  const sweep = setInterval(() => {
+    for (const server of opened.servers) server.server.closeIdleConnections();
+  }, 50);
+  try {
+    await closing;
+  } finally {
+    clearInterval(sweep);
+  }
+  await opened.closeMetrics?.();
+  await opened.closeIngest?.();
+  await Promise.all([...opened.stores].map((store) => store.close()));
+}
+
+/**
+ * The primary: written by the observer; read by the API unless replicas serve the reads (`reads`, undefined
+ * for a writer alone).
+ */
+async function openStores(
+  config: Config,
+  logger: Logger,
+  mode: ServeMode,
+  replicas: string[],
+  opened: Opened,
+): Promise<{ primary?: Store; reads?: Store }> {
+  let primary: Store | undefined;
+  if (mode !== 'read-only' || replicas.length === 0) {
+    primary = await openStore(config, logger, { readOnly: mode === 'read-only' });
+  } else if (config.DATABASE_URL) {
+    primary = await openPrimaryForReader(config);
+  }
+  if (primary) opened.stores.add(primary);
+  let reads: Store | undefined;
+  if (mode !== 'write-only') {
+    reads = replicas.length > 0 ? await openReplicaStore(replicas, config, logger) : primary;
+    if (reads) opened.stores.add(reads);
+  }
+  return { primary, reads };
+}
+
+/** The ingest thread and the observer in front of it, listening. */
+async function startObserver(
+  config: Config,
+  logger: Logger,
+  { primary, progress, metrics }: { primary: Store; progress?: IngestProgress; metrics?: ServiceMetrics },
+  opened: Opened,
+): Promise<FastifyInstance> {
+  const onMessage =
+    metrics &&
+    ((path: string, outcome: IngestOutcome, seconds: number) =>
+      metrics.observeIngest(path, outcome, seconds));
+  // Ingest runs in a thread of its own, on its own connection: reads never wait for a large message's
+  // decoding, nor on PostgreSQL for its transaction (ingest-thread.ts). PGlite stays on this thread and
+  // serves that connection over a port.
+  const pglite = primary.db.serveOverPort?.bind(primary.db);
+  const ingestor = new IngestThread({
+    progress,
+    workerData: ingestWorkerData(config),
+    connectPglite:
+      pglite &&
+      (() => {
+        const { port1, port2 } = new MessageChannel();
+        pglite(port1);
+        return port2;
+      }),
+    logger,
+    onMessage,
+    onApplied: () => {
+      for (const store of opened.stores) chainStateChanged(store);
+    },
+  });
+  opened.closeIngest = () => ingestor.close();
+  const observer = buildObserverServer({
+    ingestor,
+    logger,
+    bodyLimitBytes: config.OBSERVER_BODY_LIMIT_MB * 1024 * 1024,
+    secret: config.OBSERVER_SECRET,
+  });
+  opened.servers.push(observer);
+  await listening(opened.doors, 'OBSERVER_PORT', () =>
+    observer.listen({ host: config.OBSERVER_HOST, port: config.OBSERVER_PORT }),
+  );
+  logger.info(`event observer listening on ${observer.addresses().map(url).join(', ')}`);
+  if (!config.OBSERVER_SECRET && !isLoopback(config.OBSERVER_HOST)) {
+    logger.warn(
+      { OBSERVER_HOST: config.OBSERVER_HOST },
+      `UNPROTECTED OBSERVER: OBSERVER_HOST=${config.OBSERVER_HOST} is not a loopback address and OBSERVER_SECRET is ` +
+        'empty, so any host that reaches this port can post chain events (a fake block made canonical); set ' +
+        'OBSERVER_SECRET and the node endpoint host:port/<secret>, or bind the observer to 127.0.0.1',
+    );
+  }
+  return observer;
+}
+
+/** The read API, listening. */
+async function startApi(
+  config: Config,
+  logger: Logger,
+  {
+    reads,
+    primary,
+    progress,
+    metrics,
+  }: { reads: Store; primary?: Store; progress?: IngestProgress; metrics?: ServiceMetrics },
+  opened: Opened,
+): Promise<FastifyInstance> {
+  const api = await buildApiServer({
+    store: reads,
+    primaryStore: primary !== reads ? primary : undefined,
+    logger,
+    apiVersion: serviceVersion(),
+    accessControl: accessControlFromConfig(config),
+    requestMetrics: metrics?.requests,
+    logRequests: config.LOG_REQUESTS,
+    ingestProgress: progress && {
+      waitingSeconds: () => progress.waitingSeconds(),
+      stallSeconds: config.INGEST_STALL_SECONDS,
+    },
+    connectionLimits: connectionLimitsFromConfig(config),
+    cacheMaxBytes: config.CACHE_MAX_MB * 1024 * 1024,
+    push: config.PUSH_ENABLED ? { limits: pushLimitsFromConfig(config) } : undefined,
+  });
+  opened.servers.push(api);
+  await listening(opened.doors, 'API_PORT', () =>
+    api.listen({ host: config.API_HOST, port: config.API_PORT }),
+  );
+  logger.info(`read API listening on ${api.addresses().map(url).join(', ')}`);
+  return api;
 }
 
 /**

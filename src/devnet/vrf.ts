@@ -75,7 +75,10 @@ export function vrfProve(secretKey: Uint8Array, alpha: Uint8Array): Buffer {
   return Buffer.concat([gamma.toRawBytes(), c, littleEndianBytes(s, 32)]);
 }
 
-/** Checks an 80-byte proof against the public key and `alpha` (the node's verification). */
+/**
+ * Checks an 80-byte proof against the public key and `alpha` (the node's verification).
+ * @internal the node's check of a proof, exported for the tests
+ */
 export function vrfVerify(publicKey: Uint8Array, proof: Uint8Array, alpha: Uint8Array): boolean {
   if (proof.length !== 80) return false;
   let gamma: Point;

@@ -44,7 +44,7 @@ import {
 import type { BlockRow, ChainRows, MinerRewardRow } from '../store/schema/rows.js';
 import { loggedMessageBody } from '../store/write/message-log.js';
 import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
-import { InvalidMessageError, MessageConflictError } from './chain-rows.js';
+import { InvalidMessageError, MessageConflictError } from '../errors.js';
 import type { ApplyContext } from './context.js';
 import {
   blockChainRows,

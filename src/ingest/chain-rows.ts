@@ -1,3 +1,4 @@
+import { InvalidMessageError } from '../errors.js';
 import {
   clarityHexToRepr,
   decodeSyntheticTx,
@@ -10,6 +11,7 @@ import {
   eventBodyValidators,
   isIndexedEventType,
   type BlockTransaction,
+  type IndexedEventType,
   type ChainEvent,
 } from '../protocol/payloads.js';
 import {
@@ -18,6 +20,7 @@ import {
   type EventRow,
   type PrincipalTxRow,
   type SmartContractRow,
+  type TxRow,
 } from '../store/schema/rows.js';
 import {
   ANCHORED_SEQUENCE,
@@ -27,20 +30,6 @@ import {
   PostConditionMode,
   TxStatus,
 } from '../store/schema/codes.js';
-
-/** A message the node sent that cannot be applied as given: answered 400, nothing written. */
-export class InvalidMessageError extends Error {
-  readonly statusCode: number = 400;
-}
-
-/**
- * A well-formed message that conflicts with what the index holds: answered 409, nothing written. Only a
- * block whose parent was never received: it goes in once the missing messages are delivered (the node keeps
- * re-sending it). docs/observer.md says why a node that delivers every message never meets it.
- */
-export class MessageConflictError extends InvalidMessageError {
-  override readonly statusCode: number = 409;
-}
 
 /** How deep a contract ABI may nest: Clarity types nest at most 32 deep, a few JSON levels each. */
 const MAX_ABI_DEPTH = 256;
@@ -148,18 +137,7 @@ interface Located {
  */
 function eventRow(event: ChainEvent, at: Located, eventIndex: number): EventRow | null {
   if (!isIndexedEventType(event.type)) return null;
-  const body = event[event.type] as Record<string, unknown> | undefined;
-  if (!body || typeof body !== 'object') {
-    throw new InvalidMessageError(`event ${event.event_index} of ${event.txid} has no "${event.type}" body`);
-  }
-  const validator = eventBodyValidators[event.type];
-  if (!validator.Check(body)) {
-    const [first] = validator.Errors(body);
-    throw new InvalidMessageError(
-      `event ${event.event_index} of ${event.txid}: invalid ${event.type}` +
-        `${first?.instancePath ? ` at ${first.instancePath}` : ''}: ${first?.message ?? 'unexpected shape'}`,
-    );
-  }
+  const body = eventBody(event, event.type);
   const [family, action] = splitEventType(event.type);
   if (family === 'other') return null;
   const row: EventRow = {
@@ -187,6 +165,34 @@ function eventRow(event: ChainEvent, at: Located, eventIndex: number): EventRow 
     unlock_height: null,
     pox_name: null,
   };
+  fillEventColumns(row, family, action, body);
+  return row;
+}
+
+/** The event's body, checked against its type's schema. */
+function eventBody(event: ChainEvent, type: IndexedEventType): Record<string, unknown> {
+  const body = event[type] as Record<string, unknown> | undefined;
+  if (!body || typeof body !== 'object') {
+    throw new InvalidMessageError(`event ${event.event_index} of ${event.txid} has no "${type}" body`);
+  }
+  const validator = eventBodyValidators[type];
+  if (!validator.Check(body)) {
+    const [first] = validator.Errors(body);
+    throw new InvalidMessageError(
+      `event ${event.event_index} of ${event.txid}: invalid ${type}` +
+        `${first?.instancePath ? ` at ${first.instancePath}` : ''}: ${first?.message ?? 'unexpected shape'}`,
+    );
+  }
+  return body;
+}
+
+/** Fills the columns of an event row that its family (`stx`, `ft`, `nft`, `contract`) and action say. */
+function fillEventColumns(
+  row: EventRow,
+  family: string,
+  action: string,
+  body: Record<string, unknown>,
+): void {
   switch (family) {
     case 'stx':
       if (action === 'lock') {
@@ -195,7 +201,7 @@ function eventRow(event: ChainEvent, at: Located, eventIndex: number): EventRow 
         row.locked_address = str(body, 'locked_address');
         row.unlock_height = Number(body.unlock_height);
         row.contract_id = str(body, 'contract_identifier');
-        return row;
+        return;
       }
       row.kind = EventKind.stxAsset;
       row.asset_event_type = AssetEventType[action as keyof typeof AssetEventType];
@@ -207,7 +213,7 @@ function eventRow(event: ChainEvent, at: Located, eventIndex: number): EventRow 
         typeof body.memo === 'string' && body.memo.replace(/^0x/, '') !== ''
           ? '0x' + body.memo.replace(/^0x/, '')
           : null;
-      return row;
+      return;
     case 'ft':
       row.kind = EventKind.ftAsset;
       row.asset_event_type = AssetEventType[action as keyof typeof AssetEventType];
@@ -215,7 +221,7 @@ function eventRow(event: ChainEvent, at: Located, eventIndex: number): EventRow 
       row.recipient = str(body, 'recipient');
       row.amount = str(body, 'amount');
       row.asset_identifier = str(body, 'asset_identifier');
-      return row;
+      return;
     case 'nft':
       row.kind = EventKind.nftAsset;
       row.asset_event_type = AssetEventType[action as keyof typeof AssetEventType];
@@ -223,7 +229,7 @@ function eventRow(event: ChainEvent, at: Located, eventIndex: number): EventRow 
       row.recipient = str(body, 'recipient');
       row.asset_identifier = str(body, 'asset_identifier');
       setClarityValue(row, str(body, 'raw_value'));
-      return row;
+      return;
     default: {
       row.kind = EventKind.contractLog;
       row.contract_id = str(body, 'contract_identifier');
@@ -237,7 +243,7 @@ function eventRow(event: ChainEvent, at: Located, eventIndex: number): EventRow 
         row.amount = lock.locked;
         row.unlock_height = lock.unlockHeight;
       }
-      return row;
+      return;
     }
   }
 }
@@ -322,110 +328,145 @@ export function buildChainRows(
     } else {
       decoded = decodeRawTx(rawTxBytes?.[i] ?? tx.raw_tx, tx.txid);
     }
-    const status = txStatus(tx.status, tx.txid);
-    const microblockHash = tx.microblock_hash ?? '';
-    const microblockSequence = tx.microblock_hash ? (tx.microblock_sequence ?? 0) : ANCHORED_SEQUENCE;
-    const cost = tx.execution_cost;
-    const keptEvents = status === TxStatus.success ? txEvents.filter((e) => e.committed !== false) : [];
-    const located: Located = {
+    addTxRows(rows, tx, decoded, txEvents, placement, skipped);
+  }
+  return rows;
+}
+
+/** Adds a transaction's rows: the tx, its events, one per principal it touches, and its contract. */
+function addTxRows(
+  rows: ChainRows,
+  tx: BlockTransaction,
+  decoded: DecodedTx,
+  txEvents: ChainEvent[],
+  placement: Placement,
+  skipped: SkippedEvents | undefined,
+): void {
+  const status = txStatus(tx.status, tx.txid);
+  const microblockHash = tx.microblock_hash ?? '';
+  const microblockSequence = tx.microblock_hash ? (tx.microblock_sequence ?? 0) : ANCHORED_SEQUENCE;
+  const located: Located = {
+    tx_id: tx.txid,
+    index_block_hash: placement.index_block_hash,
+    microblock_hash: microblockHash,
+    block_height: placement.block_height,
+    tx_index: tx.tx_index,
+    microblock_sequence: microblockSequence,
+    canonical: placement.canonical,
+    microblock_canonical: true,
+  };
+
+  const principals = new Set<string>();
+  principals.add(decoded.senderAddress);
+  if (decoded.tokenTransferRecipient) principals.add(decoded.tokenTransferRecipient);
+  if (decoded.contractCallContractId) principals.add(decoded.contractCallContractId);
+  if (decoded.smartContractContractId) principals.add(decoded.smartContractContractId);
+
+  const keptEvents = status === TxStatus.success ? txEvents.filter((e) => e.committed !== false) : [];
+  const eventCount = addEventRows(rows, keptEvents, located, principals, skipped);
+  rows.txs.push(txRow(tx, decoded, placement, located, status, eventCount));
+
+  for (const principal of principals) {
+    const row: PrincipalTxRow = {
+      principal,
       tx_id: tx.txid,
       index_block_hash: placement.index_block_hash,
       microblock_hash: microblockHash,
       block_height: placement.block_height,
-      tx_index: tx.tx_index,
       microblock_sequence: microblockSequence,
+      tx_index: tx.tx_index,
       canonical: placement.canonical,
       microblock_canonical: true,
     };
+    rows.principalTxs.push(row);
+  }
 
-    const principals = new Set<string>();
-    principals.add(decoded.senderAddress);
-    if (decoded.tokenTransferRecipient) principals.add(decoded.tokenTransferRecipient);
-    if (decoded.contractCallContractId) principals.add(decoded.contractCallContractId);
-    if (decoded.smartContractContractId) principals.add(decoded.smartContractContractId);
+  const abi = tx.contract_abi ?? tx.contract_interface ?? null;
+  if (decoded.smartContractContractId && status === TxStatus.success) {
+    const contract: SmartContractRow = {
+      contract_id: decoded.smartContractContractId,
+      tx_id: tx.txid,
+      index_block_hash: placement.index_block_hash,
+      microblock_hash: microblockHash,
+      block_height: placement.block_height,
+      clarity_version: clarityVersion(decoded),
+      abi: contractAbi(abi, tx.txid),
+      canonical: placement.canonical,
+      microblock_canonical: true,
+    };
+    rows.smartContracts.push(contract);
+  }
+}
 
-    let eventIndex = 0;
-    for (const event of keptEvents) {
-      const row = eventRow(event, located, eventIndex);
-      if (!row) {
-        skipped?.set(event.type, (skipped.get(event.type) ?? 0) + 1);
-        continue;
-      }
-      eventIndex++;
-      rows.events.push(row);
-      if (
-        row.kind === EventKind.stxAsset ||
-        row.kind === EventKind.ftAsset ||
-        row.kind === EventKind.nftAsset
-      ) {
-        if (row.sender) principals.add(row.sender);
-        if (row.recipient) principals.add(row.recipient);
-      }
+/**
+ * Adds the rows of a tx's kept events, numbered 0..n-1, and the senders and recipients of its asset events
+ * to `principals`. Returns how many rows it added.
+ */
+function addEventRows(
+  rows: ChainRows,
+  keptEvents: ChainEvent[],
+  located: Located,
+  principals: Set<string>,
+  skipped: SkippedEvents | undefined,
+): number {
+  let eventIndex = 0;
+  for (const event of keptEvents) {
+    const row = eventRow(event, located, eventIndex);
+    if (!row) {
+      skipped?.set(event.type, (skipped.get(event.type) ?? 0) + 1);
+      continue;
     }
-
-    // Object.assign onto the decoded columns, not a literal spreading them: with the spread, building a
-    // block's rows took 72 µs per tx, with this 14 (100 blocks of 200 txs, buildChainRows alone)
-    rows.txs.push(
-      Object.assign(decodedColumns(tx.txid, tx.raw_tx, decoded), {
-        index_block_hash: placement.index_block_hash,
-        microblock_hash: microblockHash,
-        block_hash: placement.block_hash,
-        block_height: placement.block_height,
-        block_time: placement.block_time,
-        burn_block_time: placement.burn_block_time,
-        burn_block_height: placement.burn_block_height,
-        parent_burn_block_time: placement.parent_burn_block_time,
-        parent_block_hash: placement.parent_block_hash,
-        parent_index_block_hash: placement.parent_index_block_hash,
-        tx_index: tx.tx_index,
-        microblock_sequence: microblockSequence,
-        canonical: placement.canonical,
-        microblock_canonical: true,
-        status,
-        raw_result: tx.raw_result,
-        result_repr: resultRepr(tx.raw_result, tx.txid),
-        vm_error: tx.vm_error ?? null,
-        event_count: eventIndex,
-        execution_cost_read_count: cost?.read_count ?? 0,
-        execution_cost_read_length: cost?.read_length ?? 0,
-        execution_cost_runtime: cost?.runtime ?? 0,
-        execution_cost_write_count: cost?.write_count ?? 0,
-        execution_cost_write_length: cost?.write_length ?? 0,
-      }),
-    );
-
-    for (const principal of principals) {
-      const row: PrincipalTxRow = {
-        principal,
-        tx_id: tx.txid,
-        index_block_hash: placement.index_block_hash,
-        microblock_hash: microblockHash,
-        block_height: placement.block_height,
-        microblock_sequence: microblockSequence,
-        tx_index: tx.tx_index,
-        canonical: placement.canonical,
-        microblock_canonical: true,
-      };
-      rows.principalTxs.push(row);
-    }
-
-    const abi = tx.contract_abi ?? tx.contract_interface ?? null;
-    if (decoded.smartContractContractId && status === TxStatus.success) {
-      const contract: SmartContractRow = {
-        contract_id: decoded.smartContractContractId,
-        tx_id: tx.txid,
-        index_block_hash: placement.index_block_hash,
-        microblock_hash: microblockHash,
-        block_height: placement.block_height,
-        clarity_version: clarityVersion(decoded),
-        abi: contractAbi(abi, tx.txid),
-        canonical: placement.canonical,
-        microblock_canonical: true,
-      };
-      rows.smartContracts.push(contract);
+    eventIndex++;
+    rows.events.push(row);
+    if (
+      row.kind === EventKind.stxAsset ||
+      row.kind === EventKind.ftAsset ||
+      row.kind === EventKind.nftAsset
+    ) {
+      if (row.sender) principals.add(row.sender);
+      if (row.recipient) principals.add(row.recipient);
     }
   }
-  return rows;
+  return eventIndex;
+}
+
+function txRow(
+  tx: BlockTransaction,
+  decoded: DecodedTx,
+  placement: Placement,
+  located: Located,
+  status: number,
+  eventCount: number,
+): TxRow {
+  const cost = tx.execution_cost;
+  // Object.assign onto the decoded columns, not a literal spreading them: with the spread, building a
+  // block's rows took 72 µs per tx, with this 14 (100 blocks of 200 txs, buildChainRows alone)
+  return Object.assign(decodedColumns(tx.txid, tx.raw_tx, decoded), {
+    index_block_hash: placement.index_block_hash,
+    microblock_hash: located.microblock_hash,
+    block_hash: placement.block_hash,
+    block_height: placement.block_height,
+    block_time: placement.block_time,
+    burn_block_time: placement.burn_block_time,
+    burn_block_height: placement.burn_block_height,
+    parent_burn_block_time: placement.parent_burn_block_time,
+    parent_block_hash: placement.parent_block_hash,
+    parent_index_block_hash: placement.parent_index_block_hash,
+    tx_index: tx.tx_index,
+    microblock_sequence: located.microblock_sequence,
+    canonical: placement.canonical,
+    microblock_canonical: true,
+    status,
+    raw_result: tx.raw_result,
+    result_repr: resultRepr(tx.raw_result, tx.txid),
+    vm_error: tx.vm_error ?? null,
+    event_count: eventCount,
+    execution_cost_read_count: cost?.read_count ?? 0,
+    execution_cost_read_length: cost?.read_length ?? 0,
+    execution_cost_runtime: cost?.runtime ?? 0,
+    execution_cost_write_count: cost?.write_count ?? 0,
+    execution_cost_write_length: cost?.write_length ?? 0,
+  });
 }
 
 /** The ABI as the node sent it (an object, or older nodes: its JSON text), within a sane nesting depth. */

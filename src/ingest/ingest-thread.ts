@@ -1,9 +1,9 @@
 import type { MessagePort, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { startModuleWorker, transferableBytes } from '../worker-threads.js';
-import { InvalidMessageError, MessageConflictError } from './chain-rows.js';
+import { InvalidMessageError, MessageConflictError } from '../errors.js';
 import type { IngestProgress } from './ingest-progress.js';
-import type { ApplyOutcome, IngestorOptions } from './ingestor.js';
+import type { MessageOutcome, IngestorOptions } from './ingestor.js';
 
 // Ingest in a thread of its own: the worker (ingest-worker.ts) runs the Ingestor on its own database
 // connection, so a large message neither blocks this thread's event loop (JSON parsing, decoding and building
@@ -25,7 +25,7 @@ export interface IngestWorkerData {
 }
 
 export type ToIngestWorker =
-  { kind: 'apply'; id: number; path: string; body: ArrayBuffer; receivedAt: number } | { kind: 'close' };
+  { kind: 'take'; id: number; path: string; body: ArrayBuffer; receivedAt: number } | { kind: 'close' };
 
 /** One `IngestorOptions.onMessage` call made in the worker. */
 export interface IngestMetric {
@@ -40,7 +40,7 @@ export type FromIngestWorker =
   | {
       kind: 'done';
       id: number;
-      outcome?: ApplyOutcome;
+      outcome?: MessageOutcome;
       error?: { message: string; statusCode?: number };
       /**
        * The metrics recorded since the last answer: the message's own (the Ingestor records it before its
@@ -63,7 +63,7 @@ export interface IngestThreadOptions {
 }
 
 interface Pending {
-  resolve: (outcome: ApplyOutcome) => void;
+  resolve: (outcome: MessageOutcome) => void;
   reject: (err: Error) => void;
 }
 
@@ -77,7 +77,7 @@ const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fa
   60: 'fatal',
 };
 
-/** The observer's `apply`, run by a worker thread; messages are applied one at a time, in order. */
+/** The observer's `take`, run by a worker thread; messages are committed one at a time, in order. */
 export class IngestThread {
   private worker: Worker;
   private readonly pending = new Map<number, Pending>();
@@ -131,7 +131,7 @@ export class IngestThread {
   }
 
   /** `body` is the message's bytes; its memory moves to the worker (`body` is empty afterwards). */
-  apply(path: string, body: Uint8Array, receivedAt: Date = new Date()): Promise<ApplyOutcome> {
+  take(path: string, body: Uint8Array, receivedAt: Date = new Date()): Promise<MessageOutcome> {
     const progress = this.options.progress;
     progress?.received();
     return new Promise((resolve, reject) => {
@@ -145,7 +145,7 @@ export class IngestThread {
       });
       const bytes = transferableBytes(body);
       const message: ToIngestWorker = {
-        kind: 'apply',
+        kind: 'take',
         id,
         path,
         body: bytes,

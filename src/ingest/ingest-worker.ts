@@ -2,7 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
 import { openDatabase } from '../store/db.js';
 import { Store } from '../store/store.js';
-import { Ingestor, InvalidMessageError } from './ingestor.js';
+import { InvalidMessageError } from '../errors.js';
+import { Ingestor } from './ingestor.js';
 import type { FromIngestWorker, IngestMetric, IngestWorkerData, ToIngestWorker } from './ingest-thread.js';
 import { testPause } from './test-pauses.js';
 
@@ -44,11 +45,11 @@ const ingestor = new Ingestor(store, {
   afterCommit: testPause(data.pauseAfterCommitMs, logger, 'TEST_PAUSE_AFTER_COMMIT_MS'),
 });
 
-// Before the first message: a message the log holds as delivered is indexed (Ingestor.applyLoggedNotIndexed).
+// Before the first message: a message the log holds as delivered is indexed (Ingestor.recoverLoggedNotIndexed).
 // Messages the main thread posts meanwhile wait in the port. A database that cannot be reached now is checked
 // at the next start; the messages are taken anyway (each fails with 500 until the database is back).
 await ingestor
-  .applyLoggedNotIndexed()
+  .recoverLoggedNotIndexed()
   .catch((err: unknown) => logger.error({ err }, 'checking the raw log against the index failed'));
 
 port.on('message', (message: ToIngestWorker) => {
@@ -61,7 +62,7 @@ port.on('message', (message: ToIngestWorker) => {
     return;
   }
   const { id, path, receivedAt } = message;
-  ingestor.apply(path, new Uint8Array(message.body), new Date(receivedAt)).then(
+  ingestor.take(path, new Uint8Array(message.body), new Date(receivedAt)).then(
     (outcome) => answer({ id, outcome }),
     (err: Error) =>
       answer({

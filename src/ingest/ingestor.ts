@@ -12,7 +12,7 @@ import { decodeBlock } from './decode-block.js';
 import { applyNewBurnBlock } from './apply-burn-block.js';
 import { applyDropMempoolTxs, applyNewMempoolTxs, decodeMempoolTxs } from './apply-mempool.js';
 import { applyNewMicroblocks } from './apply-microblocks.js';
-import { InvalidMessageError } from './chain-rows.js';
+import { InvalidMessageError } from '../errors.js';
 import type { ApplyContext, DecodedBlock, DecodedMempoolTxs } from './context.js';
 import { checkMicroblocksMessage } from './message-checks.js';
 import {
@@ -26,14 +26,12 @@ import {
   type ObserverPath,
 } from '../protocol/payloads.js';
 
-export { InvalidMessageError };
-
 const utf8 = new TextDecoder();
 
 /** A message's receipt time as the index keeps it: unix seconds. */
 const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
-/** How many of the newest logged blocks (and burn blocks) the start-up check reads (`applyLoggedNotIndexed`). */
+/** How many of the newest logged blocks (and burn blocks) the start-up check reads (`recoverLoggedNotIndexed`). */
 const CHECKED_AT_START = 16;
 
 /** Thrown to roll a message's transaction back, its raw-log row included: the message changed nothing. */
@@ -46,7 +44,7 @@ class NothingToCommit extends Error {
 /** The message was not applied: an unknown path, malformed JSON, or a payload missing required fields. */
 class UnknownPathError extends InvalidMessageError {}
 
-export type ApplyOutcome =
+export type MessageOutcome =
   /** applied (it may still have changed nothing, e.g. microblocks off the tip; it is logged) */
   | 'applied'
   /**
@@ -70,10 +68,10 @@ export interface IngestorOptions {
   logger: Logger;
   /** Test hook: called inside the message's transaction after the handler ran, before commit. */
   beforeCommit?: (path: ObserverPath) => Promise<void> | void;
-  /** Test hook: called once the message is committed, before `apply` resolves (and the 200 is sent). */
+  /** Test hook: called once the message is committed, before `take` resolves (and the 200 is sent). */
   afterCommit?: (path: ObserverPath) => Promise<void> | void;
   /** Called once per message with how it ended and how long it took (queue wait excluded): metrics. */
-  onMessage?: (path: string, outcome: ApplyOutcome | 'invalid' | 'failed', seconds: number) => void;
+  onMessage?: (path: string, outcome: MessageOutcome | 'invalid' | 'failed', seconds: number) => void;
   /** Test switch: see `ApplyContext.readBackRows`. */
   readBackRows?: boolean;
 }
@@ -101,7 +99,7 @@ const handlers: Record<ObserverPath, Handler> = {
   '/mined_nakamoto_block': async () => {},
 };
 
-/** A message parsed, validated and hashed, ready to be applied (`Ingestor.prepare`). */
+/** A message parsed, validated and hashed, ready to be queued (`Ingestor.prepare`, then `Ingestor.enqueue`). */
 export interface PreparedMessage {
   path: ObserverPath;
   body: string;
@@ -115,13 +113,14 @@ export interface PreparedMessage {
 }
 
 /**
- * The single entry point of every event-observer message, live or replayed: parse, validate, and apply in
- * one database transaction together with its raw-log row. Messages are applied one at a time in arrival
- * order. A message identical to one already applied (the node re-sending after a lost answer) is a no-op.
+ * The single entry point of every event-observer message, live or replayed. `take` = `prepare` (parse,
+ * validate, hash, decode: no database) then `enqueue` (wait for the messages before it), then `commit`: one
+ * database transaction that logs the message and runs its handler (`apply*`). Messages are committed one at
+ * a time in arrival order. A message identical to one already committed (the node re-sending after a lost
+ * answer) is a no-op.
  */
 export class Ingestor {
   private queue: Promise<unknown> = Promise.resolve();
-  private lastMessageAt = 0;
   private readonly analyzeSchedule: AnalyzeSchedule;
 
   constructor(
@@ -141,13 +140,8 @@ export class Ingestor {
     return this.analyzeSchedule.settled();
   }
 
-  /** Unix time (ms) the last message was applied, 0 if none since start. */
-  get lastAppliedAt(): number {
-    return this.lastMessageAt;
-  }
-
-  /** `body` as received: its text, or its bytes (UTF-8). */
-  apply(path: string, body: string | Uint8Array, receivedAt: Date = new Date()): Promise<ApplyOutcome> {
+  /** Prepares and enqueues a message. `body` as received: its text, or its bytes (UTF-8). */
+  take(path: string, body: string | Uint8Array, receivedAt: Date = new Date()): Promise<MessageOutcome> {
     const started = performance.now();
     let prepared: PreparedMessage;
     try {
@@ -158,12 +152,12 @@ export class Ingestor {
       this.options.onMessage?.(label, 'invalid', (performance.now() - started) / 1000);
       return Promise.reject(err as Error);
     }
-    return this.applyPrepared(prepared);
+    return this.enqueue(prepared);
   }
 
   /**
    * Parses, validates and hashes a message without touching the database, so a caller holding the next
-   * message (a replay) can do this CPU work while the database applies the previous one.
+   * message (a replay) can do this CPU work while the database commits the previous one.
    */
   prepare(path: string, received: string | Uint8Array, receivedAt: Date = new Date()): PreparedMessage {
     if (!isObserverPath(path)) throw new UnknownPathError(`no handler for event-observer path ${path}`);
@@ -199,28 +193,29 @@ export class Ingestor {
   }
 
   /**
-   * Applies a prepared message after those already queued. `writesSent`: see `ApplyContext.writesSent`
+   * Ingests a prepared message after those already queued. `writesSent`: see `ApplyContext.writesSent`
    * (a block calls it once its writes are sent; any other message when its transaction ends).
    */
-  applyPrepared(message: PreparedMessage, writesSent?: () => void): Promise<ApplyOutcome> {
+  enqueue(message: PreparedMessage, writesSent?: () => void): Promise<MessageOutcome> {
     const onMessage = this.options.onMessage;
     const run = this.queue.then(
       onMessage
-        ? () => this.applyTimed(message, onMessage, writesSent)
-        : () => this.applyNow(message, writesSent),
+        ? () => this.ingestTimed(message, onMessage, writesSent)
+        : () => this.ingest(message, writesSent),
     );
     this.queue = run.catch(() => {});
     return run;
   }
 
-  private async applyTimed(
+  /** `ingest`, telling `onMessage` how it ended and how long it took. */
+  private async ingestTimed(
     message: PreparedMessage,
     onMessage: NonNullable<IngestorOptions['onMessage']>,
     writesSent?: () => void,
-  ): Promise<ApplyOutcome> {
+  ): Promise<MessageOutcome> {
     const started = performance.now();
     try {
-      const outcome = await this.applyNow(message, writesSent);
+      const outcome = await this.ingest(message, writesSent);
       onMessage(message.path, outcome, (performance.now() - started) / 1000);
       return outcome;
     } catch (err) {
@@ -243,14 +238,14 @@ export class Ingestor {
     };
   }
 
-  private async applyNow(message: PreparedMessage, writesSent?: () => void): Promise<ApplyOutcome> {
+  /** Commits a message, then tells what follows a commit: readers, the test hook, the log, the statistics. */
+  private async ingest(message: PreparedMessage, writesSent?: () => void): Promise<MessageOutcome> {
     const { path, body, payload } = message;
     const ctx = this.context(message, writesSent);
     const started = performance.now();
-    const outcome = await this.applyInTransaction(message, ctx);
+    const outcome = await this.commit(message, ctx);
     if (outcome === 'applied') chainStateChanged(this.store);
     if (outcome !== 'duplicate' && outcome !== 'reannounced') await this.options.afterCommit?.(path);
-    this.lastMessageAt = Date.now();
     const ms = Math.round(performance.now() - started);
     if (path === '/new_block' && outcome === 'applied') {
       // one line per block at info: what an operator watches while the chain comes in
@@ -274,11 +269,11 @@ export class Ingestor {
    * message the handler finds already applied in other words (a block re-serialized) leaves no trace: the
    * log keeps one message per block, so a replay or an export holds each block once.
    */
-  private async applyInTransaction(
+  private async commit(
     message: PreparedMessage,
     ctx: ApplyContext,
     log: 'log' | 'logged already' = 'log',
-  ): Promise<ApplyOutcome> {
+  ): Promise<MessageOutcome> {
     const { path, payload, contentHash } = message;
     try {
       return await this.store.transaction(async (sql) => {
@@ -299,14 +294,14 @@ export class Ingestor {
   }
 
   /**
-   * Applies, from the raw log, the blocks and burn blocks it holds as delivered that the index lacks. A log
+   * Commits again, from the raw log, the blocks and burn blocks it holds as delivered that the index lacks. A log
    * row is committed with its message, so none should exist; a database written by a version whose lost
    * connection could commit the row alone holds one (the node's re-send then found it a duplicate, and every
    * later block was refused for want of its parent). Such a message is the newest of its kind when the chain
    * stops, so the newest CHECKED_AT_START of each are checked; each missing one is applied in its own
    * transaction, in log order, keeping its row. Run before the first message is taken. Returns the ids applied.
    */
-  async applyLoggedNotIndexed(): Promise<number[]> {
+  async recoverLoggedNotIndexed(): Promise<number[]> {
     const logged = (
       await Promise.all(
         (['/new_burn_block', '/new_block'] as const).map((path) =>
@@ -330,8 +325,8 @@ export class Ingestor {
       const message = this.prepare(row.path, row.payload, row.received_at);
       try {
         // the index held none of it: applied, never a duplicate
-        const outcome = await this.applyInTransaction(message, this.context(message), 'logged already');
-        if (outcome !== 'applied') throw new Error(`applying it found it ${outcome}`);
+        const outcome = await this.commit(message, this.context(message), 'logged already');
+        if (outcome !== 'applied') throw new Error(`committing it found it ${outcome}`);
         applied.push(row.id);
         this.options.logger.warn(
           { id: row.id, path: row.path, hash: hashOf(row) },

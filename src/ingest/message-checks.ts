@@ -1,6 +1,6 @@
 import { hexToBuffer, txIdFromRaw } from '../chain/index.js';
 import type { BlockTransaction, ChainEvent, NewBlock, NewMicroblocks } from '../protocol/payloads.js';
-import { InvalidMessageError } from './chain-rows.js';
+import { InvalidMessageError } from '../errors.js';
 
 // What a stacks-node guarantees about the messages it sends, checked before anything is written: a message
 // that breaks one did not come from a node (or was damaged on the way), and applying it could corrupt the

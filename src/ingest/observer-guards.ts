@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import type { ApplyOutcome } from './ingestor.js';
+import type { MessageOutcome } from './ingestor.js';
 
 // Who may post to the observer, and how much memory what is posted may take before it is parsed.
 //
@@ -16,23 +16,23 @@ import type { ApplyOutcome } from './ingestor.js';
 //
 // The body budget. A body costs its bytes while it is received, then ~3 times that while it is decoded and
 // parsed (measured: three 200 MB junk posts at once took the process to 1.8 GB). The bodies in flight, from the
-// first byte received to the end of their message's apply, may add up to `budgetBytes` (OBSERVER_BODY_LIMIT_MB,
+// first byte received until their message is committed, may add up to `budgetBytes` (OBSERVER_BODY_LIMIT_MB,
 // the largest message accepted): a request that would go over it is answered 503 before its body is read, and
-// the node sends it again. A body being applied counts twice while its request is still open (once as
-// received, once as applied): stricter, never looser.
+// the node sends it again. A body being ingested counts twice while its request is still open (once as
+// received, once as ingested): stricter, never looser.
 //
 // Invariant kept beside both: a stacks-node configured with the endpoint is always served. Its messages come
 // one at a time; one of up to OBSERVER_BODY_LIMIT_MB is admitted whenever no other body is in flight, and a
-// re-sent message (the node timed out while its first copy was applied) is admitted once that copy is done.
+// re-sent message (the node timed out while its first copy was ingested) is admitted once that copy is done.
 
-type Ingest = { apply(path: string, body: Buffer): Promise<ApplyOutcome> };
+type Ingest = { take(path: string, body: Buffer): Promise<MessageOutcome> };
 
 export interface ObserverGuards {
   /** Fastify's `rewriteUrl`: the URL without the secret (a request that carries it is marked admitted). */
   rewriteUrl(raw: IncomingMessage): string;
   /** Adds the hooks: 401 without the secret, 503 over the body budget. */
   register(app: FastifyInstance): void;
-  /** `ingestor`, its messages counted against the body budget until they are applied. */
+  /** `ingestor`, its messages counted against the body budget until they are committed. */
   counting(ingestor: Ingest): Ingest;
 }
 
@@ -43,7 +43,7 @@ export function observerGuards(options: { secret: string; budgetBytes: number })
   /** requests that carried the secret (raw request → its URL without the secret) */
   const admitted = new WeakSet<IncomingMessage>();
   let receiving = 0;
-  let applying = 0;
+  let ingesting = 0;
   let refused = { count: 0, loggedAt: 0 };
 
   /** Whether the first segment of `url` is the secret (compared in constant time); the rest of the URL. */
@@ -88,7 +88,7 @@ export function observerGuards(options: { secret: string; budgetBytes: number })
         const declared = Number.isSafeInteger(length) && length >= 0 ? length : options.budgetBytes;
         // larger than any message accepted: Fastify's body limit answers 413 before reading it
         if (declared > options.budgetBytes) return done();
-        if (declared > 0 && receiving + applying + declared > options.budgetBytes) {
+        if (declared > 0 && receiving + ingesting + declared > options.budgetBytes) {
           void reply.code(503).header('retry-after', '1').send({
             statusCode: 503,
             error: 'Service Unavailable',
@@ -104,13 +104,13 @@ export function observerGuards(options: { secret: string; budgetBytes: number })
 
     counting(ingestor) {
       return {
-        async apply(path, body) {
+        async take(path, body) {
           const bytes = body.length;
-          applying += bytes;
+          ingesting += bytes;
           try {
-            return await ingestor.apply(path, body);
+            return await ingestor.take(path, body);
           } finally {
-            applying -= bytes;
+            ingesting -= bytes;
           }
         },
       };

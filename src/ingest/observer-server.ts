@@ -1,12 +1,13 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { InvalidMessageError, type ApplyOutcome } from './ingestor.js';
+import { InvalidMessageError } from '../errors.js';
+import type { MessageOutcome } from './ingestor.js';
 import { observerGuards } from './observer-guards.js';
 import { observerPaths } from '../protocol/payloads.js';
 
 export interface ObserverServerOptions {
   /** the Ingestor, or the thread running one (ingest-thread.ts): takes the body's bytes */
-  ingestor: { apply(path: string, body: Buffer): Promise<ApplyOutcome> };
+  ingestor: { take(path: string, body: Buffer): Promise<MessageOutcome> };
   logger: Logger;
   bodyLimitBytes: number;
   /** OBSERVER_SECRET: when set, only requests to /<secret>/... are taken (observer-guards.ts) */
@@ -45,7 +46,7 @@ export function buildObserverServer(options: ObserverServerOptions): FastifyInst
     app.post(path, async (request, reply) => {
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       try {
-        const outcome = await ingestor.apply(path, body);
+        const outcome = await ingestor.take(path, body);
         return reply.send({ result: 'ok', outcome });
       } catch (err) {
         if (err instanceof InvalidMessageError) {

@@ -66,7 +66,7 @@ export async function replayFile(
     if (!prepared) throw failed(invalid);
     let sent!: () => void;
     const sentSignal = new Promise<void>((resolve) => (sent = resolve));
-    inFlight = ingestor.applyPrepared(prepared, sent).then(
+    inFlight = ingestor.enqueue(prepared, sent).then(
       (outcome) => {
         stats.messages++;
         if (outcome === 'duplicate' || outcome === 'reannounced') stats.duplicates++;

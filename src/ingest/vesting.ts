@@ -13,6 +13,7 @@ import { replaceVestingSchedule, vestingSourceHash, type VestingRow } from '../s
 // Blank lines, `#` comments and an `address,value,blocks` header are skipped; when the file is a genesis
 // chainstate dump, only its `-----BEGIN STX VESTING-----` ... `-----END STX VESTING-----` section is read.
 
+/** @internal exported for its tests */
 export class VestingFileError extends OperatorError {}
 
 const BEGIN = '-----BEGIN STX VESTING-----';
@@ -27,7 +28,10 @@ function stacksAddress(address: string): string | null {
   }
 }
 
-/** Parses a vesting file; a malformed row throws a VestingFileError naming its line. */
+/**
+ * Parses a vesting file; a malformed row throws a VestingFileError naming its line.
+ * @internal exported for its tests
+ */
 export function parseVestingFile(text: string, file = 'vesting file'): VestingRow[] {
   let lines = text.split(/\r?\n/);
   const begin = lines.findIndex((l) => l.trim() === BEGIN);

@@ -26,7 +26,10 @@ const COPY_ESCAPES: Record<string, string> = {
   '\\': '\\',
 };
 
-/** Undoes COPY text-format escaping. */
+/**
+ * Undoes COPY text-format escaping.
+ * @internal exported for its tests
+ */
 export function copyUnescape(field: string): string {
   if (!field.includes('\\')) return field;
   let out = '';
@@ -55,7 +58,10 @@ export function copyUnescape(field: string): string {
   return out;
 }
 
-/** Applies COPY text-format escaping. */
+/**
+ * Applies COPY text-format escaping.
+ * @internal exported for its tests
+ */
 export function copyEscape(field: string): string {
   return field.replace(/[\\\t\n\r\b\f\v]/g, (c) => {
     switch (c) {
@@ -85,6 +91,7 @@ function parseTimestamp(text: string): Date {
   return date;
 }
 
+/** @internal exported for its tests and the tests' fixture reader */
 export function parseTsvLine(line: string, lineNumber: number): RecordedMessage {
   const first = line.indexOf('\t');
   const second = line.indexOf('\t', first + 1);

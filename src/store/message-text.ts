@@ -11,6 +11,7 @@ import type { Sql, TransactionSql } from './db.js';
  * bench finding F-pglite-message-pieces) while /health waited, and its parameter and copies grew the
  * WASM heap (189 -> 391 MB), which never shrinks. A 256 Ki piece took 73-172 ms at load 17; a block of 200 txs
  * (~300 kB) has two pieces.
+ * @internal exported for its tests
  */
 export const MESSAGE_PIECE_CHARS = 256 * 1024;
 

@@ -3,7 +3,7 @@ import { after, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { cacheMemory } from '../../src/api/cache/cache-memory.js';
-import { c32Address } from '../../src/chain/address.js';
+import { c32Address } from '../../src/chain/c32.js';
 import { settings } from '../../src/settings.js';
 import { startTestApi } from '../support/api.js';
 import { stopOwnCluster } from '../support/database.js';
@@ -46,7 +46,7 @@ test(`${WALK.toLocaleString('en')} distinct URLs: the caches hold at most CACHE_
     mainnet: false,
   });
   try {
-    for (const m of fixtureMessages('mocknet').slice(0, 40)) await api.ingestor.apply(m.path, m.payload);
+    for (const m of fixtureMessages('mocknet').slice(0, 40)) await api.ingestor.take(m.path, m.payload);
     const hash = Buffer.alloc(20);
     const principal = (i: number) => {
       hash.writeUInt32BE(i, 0);

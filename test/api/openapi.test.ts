@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import YAML from 'yaml';
-import { buildOpenApiDocument, openApiYaml } from '../../src/api/openapi-document.js';
+import { buildOpenApiDocument, openApiYaml } from '../../scripts/openapi-document.js';
 import { AccessCounters } from '../../src/metrics.js';
 import { DEPRECATION_WARNING } from '../../src/api/plugins/conventions.js';
 import { packageVersion } from '../../src/version.js';

@@ -122,7 +122,7 @@ for (const engine of testEngines(import.meta.url)) {
             reward_recipients: [],
             reward_slot_holders: [],
           };
-          assert.equal(await ingestor.apply('/new_burn_block', JSON.stringify(burn)), 'applied');
+          assert.equal(await ingestor.take('/new_burn_block', JSON.stringify(burn)), 'applied');
         }
         await sleep(1_050); // /ready answers from a check at most a second old
         const lagging = (await app.inject({ url: '/ready' })).json();
@@ -240,8 +240,8 @@ for (const engine of testEngines(import.meta.url)) {
         }
         codes.push((await app.inject({ url: '/extended/v2/blocks/12' })).statusCode);
         assert.deepEqual(codes, [200, 200, 404, 404, 429]);
-        await assert.rejects(ingestor.apply('/new_block', '{"nope": 1}'), /invalid payload/);
-        await assert.rejects(ingestor.apply('/new_block', '{'), /not valid JSON/);
+        await assert.rejects(ingestor.take('/new_block', '{"nope": 1}'), /invalid payload/);
+        await assert.rejects(ingestor.take('/new_block', '{'), /not valid JSON/);
 
         const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
         assert.equal(res.status, 200);

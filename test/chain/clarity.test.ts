@@ -5,12 +5,9 @@ import {
   abiTypeToString,
   applyAbiToContractCall,
   clarityHexToRepr,
-  clarityHexToTypeSignature,
-  decodeClarityValue,
   decodeClarityValueList,
-  functionArgNamesAndTypes,
-  functionSignatureFromAbi,
   parseClarityValue,
+  readClarityValue,
 } from '../../src/chain/clarity.js';
 import { fixtureNames, loadGolden } from '../support/shared.js';
 import { indexFixture } from './fixture-index.js';
@@ -22,8 +19,13 @@ function repr(cv: ClarityValue): string {
   return clarityHexToRepr(cvToHex(cv));
 }
 
+/** The type a value's bytes say (what a contract call's argument shows without an ABI). */
+function valueType(hex: string): string {
+  return readClarityValue(Buffer.from(hex.replace(/^0x/, ''), 'hex'), 0).type;
+}
+
 function type(cv: ClarityValue): string {
-  return clarityHexToTypeSignature(cvToHex(cv));
+  return valueType(cvToHex(cv));
 }
 
 /** A length-prefixed serialized string value of raw bytes. */
@@ -81,7 +83,7 @@ describe('clarityHexToRepr', () => {
     const unsorted =
       '0x0c00000003' + '0162' + '0100000000000000000000000000000002' + '0161' + '03' + '0162' + '04';
     assert.equal(clarityHexToRepr(unsorted), '(tuple (a true) (b false))');
-    assert.equal(clarityHexToTypeSignature(unsorted), '(tuple (a bool) (b bool))');
+    assert.equal(valueType(unsorted), '(tuple (a bool) (b bool))');
   });
 
   test('string-ascii escapes like Rust escape_default', () => {
@@ -120,7 +122,7 @@ describe('clarityHexToRepr', () => {
   });
 });
 
-describe('clarityHexToTypeSignature', () => {
+describe('value-derived types', () => {
   test('value-derived type names', () => {
     assert.equal(type(Cl.uint(1)), 'uint');
     assert.equal(type(Cl.int(-1)), 'int');
@@ -157,11 +159,11 @@ describe('clarityHexToTypeSignature', () => {
 });
 
 describe('value lists and trees', () => {
-  test('decodeClarityValue and decodeClarityValueList keep each value hex', () => {
-    assert.deepEqual(decodeClarityValue('0x0a0100000000000000000000000000000007ff'), {
-      hex: '0x0a0100000000000000000000000000000007',
+  test('readClarityValue ends at the value; decodeClarityValueList keeps each value hex', () => {
+    assert.deepEqual(readClarityValue(Buffer.from('0a0100000000000000000000000000000007ff', 'hex'), 0), {
       repr: '(some u7)',
       type: '(optional uint)',
+      end: 18,
     });
     assert.deepEqual(decodeClarityValueList('0x00000002' + '03' + '0d0000000161'), [
       { hex: '0x03', repr: 'true', type: 'bool' },
@@ -231,28 +233,28 @@ describe('contract ABI helpers', () => {
     assert.throws(() => abiTypeToString({ bogus: 1 }), /Type string unsupported/);
   });
 
+  /** The signature `applyAbiToContractCall` gives a call of `name` (the ABI as an object or JSON). */
+  const signature = (abi: unknown, name: string) =>
+    applyAbiToContractCall({ contract_id: `${BOOT}.pox-4`, function_name: name, function_signature: '' }, abi)
+      .function_signature;
+
   test('function signatures', () => {
     assert.equal(
-      functionSignatureFromAbi(abi, 'stack-stx'),
+      signature(abi, 'stack-stx'),
       '(define-public (stack-stx (amount-ustx uint) (pox-addr (tuple (version (buff 1)) (hashbytes (buff 32)))) (signer-sig (optional (buff 65)))))',
     );
-    assert.equal(functionSignatureFromAbi(JSON.stringify(abi), 'get-info'), '(define-read-only (get-info ))');
+    assert.equal(signature(JSON.stringify(abi), 'get-info'), '(define-read-only (get-info ))');
     assert.equal(
-      functionSignatureFromAbi(abi, 'f'),
+      signature(abi, 'f'),
       '(define-private (f (a (string-ascii 10)) (b (string-utf8 20)) (c (list 5 principal)) (d (response int none)) (e trait_reference)))',
     );
-    assert.equal(functionSignatureFromAbi(abi, 'missing'), null);
-    assert.equal(functionSignatureFromAbi(null, 'f'), null);
-    assert.equal(functionSignatureFromAbi('not json', 'f'), null);
+    // not in the ABI, or no ABI: the call unchanged
+    assert.equal(signature(abi, 'missing'), '');
+    assert.equal(signature(null, 'f'), '');
+    assert.equal(signature('not json', 'f'), '');
   });
 
-  test('argument names and types; applying an ABI to a decoded call', () => {
-    assert.deepEqual(functionArgNamesAndTypes(abi, 'stack-stx'), [
-      { name: 'amount-ustx', type: 'uint' },
-      { name: 'pox-addr', type: '(tuple (version (buff 1)) (hashbytes (buff 32)))' },
-      { name: 'signer-sig', type: '(optional (buff 65))' },
-    ]);
-    assert.equal(functionArgNamesAndTypes(abi, 'nope'), null);
+  test('applying an ABI to a decoded call: argument names and types', () => {
     const call = {
       contract_id: `${BOOT}.pox-4`,
       function_name: 'stack-stx',
@@ -265,7 +267,7 @@ describe('contract ABI helpers', () => {
       ],
     };
     const applied = applyAbiToContractCall(call, abi);
-    assert.equal(applied.function_signature, functionSignatureFromAbi(abi, 'stack-stx'));
+    assert.equal(applied.function_signature, signature(abi, 'stack-stx'));
     assert.deepEqual(
       applied.function_args?.map((a) => [a.name, a.type]),
       [
@@ -308,7 +310,7 @@ describe('repr agrees with an independent decoder on all fixture values', () => 
         assert.equal(clarityHexToRepr(o.hex), o.repr, o.hex);
         pairs++;
         if (o.name === '' && typeof o.type === 'string') {
-          assert.equal(clarityHexToTypeSignature(o.hex), o.type, o.hex);
+          assert.equal(valueType(o.hex), o.type, o.hex);
           types++;
         }
       }

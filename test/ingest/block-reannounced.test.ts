@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Ingestor, type ApplyOutcome } from '../../src/ingest/ingestor.js';
+import { Ingestor, type MessageOutcome } from '../../src/ingest/ingestor.js';
 import { buildObserverServer } from '../../src/ingest/observer-server.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import { formatTsvLine, type RecordedMessage } from '../../src/protocol/tsv.js';
@@ -91,7 +91,7 @@ before(async () => {
 
 async function ingestDirectly(store: Store, stream: Stream): Promise<void> {
   const ingestor = new Ingestor(store, { isMainnet: stream.mainnet, logger: silentLogger });
-  for (const m of stream.messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
+  for (const m of stream.messages) await ingestor.take(m.path, m.payload, m.receivedAt);
 }
 
 /** Through `replay`, as `npm run cli -- replay --file` runs it. */
@@ -123,12 +123,12 @@ async function ingestByObserver(store: Store, stream: Stream): Promise<Map<numbe
   });
   let receivedAt = new Date(0);
   const app = buildObserverServer({
-    ingestor: { apply: (path, body) => ingestor.apply(path, body, receivedAt) },
+    ingestor: { take: (path, body) => ingestor.take(path, body, receivedAt) },
     logger,
     bodyLimitBytes: 64 << 20,
   });
   const statuses = new Map<number, number>();
-  const outcomes: ApplyOutcome[] = [];
+  const outcomes: MessageOutcome[] = [];
   try {
     for (const m of stream.reannounced) {
       receivedAt = m.receivedAt;
@@ -139,7 +139,7 @@ async function ingestByObserver(store: Store, stream: Stream): Promise<Map<numbe
         headers: { 'content-type': 'application/json' },
       });
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-      if (res.statusCode === 200) outcomes.push((res.json() as { outcome: ApplyOutcome }).outcome);
+      if (res.statusCode === 200) outcomes.push((res.json() as { outcome: MessageOutcome }).outcome);
     }
   } finally {
     await app.close();

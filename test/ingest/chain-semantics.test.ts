@@ -76,7 +76,7 @@ for (const engine of testEngines(import.meta.url)) {
         assert.equal(await stxBalance(store, bob()), '10');
 
         // The node drops a tx; it is revived when the node accepts it again.
-        await ingest.apply(
+        await ingest.take(
           '/drop_mempool_tx',
           JSON.stringify({ dropped_txids: [other.txid], reason: 'TooExpensive', new_txid: null }),
         );

@@ -263,12 +263,12 @@ for (const engine of testEngines(import.meta.url)) {
         const lastEpoch2 = messages.findIndex(isBlock(CHAIN.nakamotoHeight - 1));
         const tip = messages.findIndex(isBlock(report.tipHeight));
 
-        for (const m of messages.slice(0, lastEpoch2)) await ingestor.apply(m.path, m.payload, m.receivedAt);
+        for (const m of messages.slice(0, lastEpoch2)) await ingestor.take(m.path, m.payload, m.receivedAt);
         const before2 = await pending();
         assert.ok(before2.length > 0, 'txs wait in the mempool');
         // three days later, an epoch 2.x block: collection counts blocks, so nothing goes
         const threeDays = new Date(messages[lastEpoch2].receivedAt.getTime() + 3 * 86_400_000);
-        await ingestor.apply(messages[lastEpoch2].path, messages[lastEpoch2].payload, threeDays);
+        await ingestor.take(messages[lastEpoch2].path, messages[lastEpoch2].payload, threeDays);
         const after2 = await pending();
         const mined2 = new Set(
           (JSON.parse(messages[lastEpoch2].payload) as NewBlockMessage).transactions.map((t) => t.txid),
@@ -279,7 +279,7 @@ for (const engine of testEngines(import.meta.url)) {
         );
 
         for (const m of messages.slice(lastEpoch2 + 1, tip))
-          await ingestor.apply(m.path, m.payload, m.receivedAt);
+          await ingestor.take(m.path, m.payload, m.receivedAt);
         const waiting = await pending();
         assert.ok(waiting.length > 0, 'txs wait in the mempool');
         const mined = new Set(
@@ -288,7 +288,7 @@ for (const engine of testEngines(import.meta.url)) {
         const oldest = Number(waiting[0].receipt_time);
         // the tip (a Nakamoto block) arrives when the oldest pending tx has waited 2560 minutes and a second
         const now = oldest + 2560 * 60 + 1;
-        await ingestor.apply(messages[tip].path, messages[tip].payload, new Date(now * 1000));
+        await ingestor.take(messages[tip].path, messages[tip].payload, new Date(now * 1000));
         const kept = new Set((await pending()).map((p) => p.tx_id));
         for (const p of waiting) {
           if (mined.has(p.tx_id)) continue;

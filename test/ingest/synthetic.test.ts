@@ -57,7 +57,7 @@ for (const engine of testEngines(import.meta.url)) {
           }
           block.transactions.forEach((tx, i) => (tx.tx_index = i));
           parent = block;
-          assert.equal(await ingestor.apply('/new_block', JSON.stringify(block)), 'applied');
+          assert.equal(await ingestor.take('/new_block', JSON.stringify(block)), 'applied');
         }
 
         const rows = await store.sql<SyntheticRow[]>`

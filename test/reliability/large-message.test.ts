@@ -136,9 +136,9 @@ if (testEngines(import.meta.url).includes('pglite')) {
       const store = await openTestStore('pglite');
       try {
         const ingestor = new Ingestor(store, { isMainnet: false, logger: silentLogger });
-        assert.equal(await ingestor.apply('/new_block', first), 'applied');
+        assert.equal(await ingestor.take('/new_block', first), 'applied');
         store.db.takeLargestPgliteCall!();
-        assert.equal(await ingestor.apply('/new_block', large), 'applied');
+        assert.equal(await ingestor.take('/new_block', large), 'applied');
         await ingestor.settled();
         const largest = store.db.takeLargestPgliteCall!();
         console.log(

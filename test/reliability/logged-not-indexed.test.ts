@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
-import { MessageConflictError } from '../../src/ingest/chain-rows.js';
+import { MessageConflictError } from '../../src/errors.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
 import { beginLoggedMessage } from '../../src/store/write/message-log.js';
@@ -56,20 +56,20 @@ describe('messages logged as delivered but not indexed (postgres)', () => {
     try {
       await migrate(store.sql);
       const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
-      for (const m of messages.slice(0, k)) await ingestor.apply(m.path, m.payload, m.receivedAt);
+      for (const m of messages.slice(0, k)) await ingestor.take(m.path, m.payload, m.receivedAt);
       // what the lost connection left: the two log rows committed, their rows not
       for (const m of messages.slice(k, k + 2)) {
         const logged = ingestor.prepare(m.path, m.payload, m.receivedAt);
         await store.transaction((sql) => beginLoggedMessage(sql, store.engine, logged));
       }
       assert.equal(
-        await ingestor.apply(messages[k + 2].path, messages[k + 2].payload, messages[k + 2].receivedAt),
+        await ingestor.take(messages[k + 2].path, messages[k + 2].payload, messages[k + 2].receivedAt),
         'applied',
       );
       // the damage as the node met it: its re-send a duplicate, the next block refused
-      assert.equal(await ingestor.apply(messages[k + 1].path, messages[k + 1].payload), 'duplicate');
-      for (const m of messages.slice(k + 3, next)) await ingestor.apply(m.path, m.payload, m.receivedAt);
-      await assert.rejects(ingestor.apply(messages[next].path, messages[next].payload), MessageConflictError);
+      assert.equal(await ingestor.take(messages[k + 1].path, messages[k + 1].payload), 'duplicate');
+      for (const m of messages.slice(k + 3, next)) await ingestor.take(m.path, m.payload, m.receivedAt);
+      await assert.rejects(ingestor.take(messages[next].path, messages[next].payload), MessageConflictError);
     } finally {
       await store.close();
     }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Ingestor, type ApplyOutcome } from '../../src/ingest/ingestor.js';
+import { Ingestor, type MessageOutcome } from '../../src/ingest/ingestor.js';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import type { Store } from '../../src/store/store.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
@@ -39,13 +39,13 @@ before(async () => {
   streams.push({ name: 'generated-80-blocks', mainnet: true, messages: generated.messages });
 });
 
-type Outcomes = Record<ApplyOutcome, number>;
+type Outcomes = Record<MessageOutcome, number>;
 const none = (): Outcomes => ({ applied: 0, duplicate: 0, reannounced: 0, skipped: 0 });
 
 async function deliverClean(store: Store, stream: Stream): Promise<Outcomes> {
   const ingestor = new Ingestor(store, { isMainnet: stream.mainnet, logger: silentLogger });
   const outcomes = none();
-  for (const m of stream.messages) outcomes[await ingestor.apply(m.path, m.payload, m.receivedAt)]++;
+  for (const m of stream.messages) outcomes[await ingestor.take(m.path, m.payload, m.receivedAt)]++;
   return outcomes;
 }
 
@@ -53,7 +53,7 @@ async function deliverRetried(store: Store, stream: Stream) {
   const ingestor = new Ingestor(store, { isMainnet: stream.mainnet, logger: silentLogger });
   const outcomes = { early: none(), first: none(), again: none() };
   for (const { message, copy } of retriedDeliveries(stream.messages)) {
-    outcomes[copy][await ingestor.apply(message.path, message.payload, message.receivedAt)]++;
+    outcomes[copy][await ingestor.take(message.path, message.payload, message.receivedAt)]++;
   }
   return outcomes;
 }

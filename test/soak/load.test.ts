@@ -7,7 +7,7 @@ import postgres from 'postgres';
 import pino from 'pino';
 import { benchChain } from '../../bench/ingest.js';
 import { httpCases, selectInputs } from '../../bench/http.js';
-import { Ingestor, type ApplyOutcome } from '../../src/ingest/ingestor.js';
+import { Ingestor, type MessageOutcome } from '../../src/ingest/ingestor.js';
 import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
@@ -89,7 +89,7 @@ async function loadBase(
   try {
     await migrate(db.sql);
     const ingestor = new Ingestor(store, { isMainnet: true, logger: pino({ level: 'warn' }) });
-    let inFlight: Promise<ApplyOutcome> | undefined;
+    let inFlight: Promise<MessageOutcome> | undefined;
     for await (const { bytesRead: _bytesRead, ...m } of readTsv(chain)) {
       if (blocks >= lastLoaded) {
         tail.push(m);
@@ -98,7 +98,7 @@ async function loadBase(
       // the next message is parsed while the database applies the previous one (as replay does)
       const prepared = ingestor.prepare(m.path, m.payload, m.receivedAt);
       await inFlight;
-      inFlight = ingestor.applyPrepared(prepared);
+      inFlight = ingestor.enqueue(prepared);
       inFlight.catch(() => {});
       messages++;
       if (m.path === '/new_block' && ++blocks % 250 === 0) {

@@ -54,8 +54,8 @@ describe('bulk inserts in statements of bounded size (postgres)', () => {
       const store = await openStore(rowsPerStatement);
       try {
         const ingestor = new Ingestor(store, { isMainnet: false, logger: silentLogger });
-        assert.equal(await ingestor.apply('/new_block', first, receivedAt), 'applied');
-        assert.equal(await ingestor.apply('/new_block', large, receivedAt), 'applied');
+        assert.equal(await ingestor.take('/new_block', first, receivedAt), 'applied');
+        assert.equal(await ingestor.take('/new_block', large, receivedAt), 'applied');
         await ingestor.settled();
         digests.push(await databaseDigest(store.sql, READ_TABLES, RECEIPT_TIME_COLUMNS));
         const [row] = await store.sql<

@@ -249,7 +249,7 @@ export class TestChain {
     if (!this.ingestor) throw new Error('this TestChain has no Ingestor: it only builds messages');
     this.clock += CLOCK_STEP_MS;
     const receivedAt = new Date(this.clock);
-    await this.ingestor.apply(built.path, built.body, receivedAt);
+    await this.ingestor.take(built.path, built.body, receivedAt);
     return receivedAt;
   }
 

@@ -16,7 +16,7 @@ export async function readMessages(file: string): Promise<RecordedMessage[]> {
 /** Applies the messages in order, each once, through the ingest path (mainnet addresses). */
 export async function ingestMessages(store: Store, messages: RecordedMessage[]): Promise<void> {
   const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
-  for (const m of messages) await ingestor.apply(m.path, m.payload, m.receivedAt);
+  for (const m of messages) await ingestor.take(m.path, m.payload, m.receivedAt);
 }
 
 /** A generated chain (deterministic for its seed), held in memory. */

@@ -77,7 +77,10 @@ interface KeptAnswersOptions {
   typicalAnswerBytes?: number;
 }
 
-/** URL → answer, all made under one generation. */
+/**
+ * URL → answer, all made under one generation.
+ * @internal exported for its tests
+ */
 export class KeptAnswers implements CacheMember {
   private generation: string | undefined;
   private readonly entries = new Map<string, KeptAnswer>();

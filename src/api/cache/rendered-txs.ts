@@ -26,7 +26,10 @@ export type MinedTxJson = RenderedTx;
  */
 const MAX_ENTRIES = 10_000;
 
-/** Row key → rendering, the oldest insertion evicted first. */
+/**
+ * Row key → rendering, the oldest insertion evicted first.
+ * @internal exported for its tests
+ */
 export class MinedTxJsonCache implements CacheMember {
   private readonly entries = new Map<string, MinedTxJson>();
   /** tx id → how many of its rows have a kept rendering (one, but for a tx mined on two forks) */
@@ -147,7 +150,10 @@ export interface TxByIdJson {
   etag?: string;
 }
 
-/** tx id → rendering of its visible row, the oldest insertion evicted first. */
+/**
+ * tx id → rendering of its visible row, the oldest insertion evicted first.
+ * @internal exported for its tests
+ */
 export class TxByIdJsonCache implements CacheMember {
   private readonly entries = new Map<string, TxByIdJson>();
   private keptBytes = 0;

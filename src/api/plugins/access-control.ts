@@ -66,7 +66,10 @@ const REDIS_COMMAND_TIMEOUT_MS = 500;
 
 const NAMED_PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
-/** TRUSTED_PROXIES as a list; an entry that is not an IP, a CIDR or a named range stops the boot. */
+/**
+ * TRUSTED_PROXIES as a list; an entry that is not an IP, a CIDR or a named range stops the boot.
+ * @internal exported for its tests
+ */
 export function parseTrustedProxies(value: string): string[] {
   const entries = value
     .split(',')

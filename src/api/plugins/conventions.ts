@@ -11,7 +11,10 @@ declare module 'fastify' {
   }
 }
 
-/** Response headers a browser script may read (CORS `Access-Control-Expose-Headers`). */
+/**
+ * Response headers a browser script may read (CORS `Access-Control-Expose-Headers`).
+ * @internal exported for its tests
+ */
 export const EXPOSED_HEADERS = [
   'X-API-Version',
   'RateLimit-Limit',

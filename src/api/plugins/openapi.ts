@@ -22,7 +22,10 @@ type Json = Record<string, unknown>;
 /** Route schemas by `METHOD url`, as registered (for tests that validate answers against them). */
 const schemasByApp = new WeakMap<FastifyInstance, Map<string, FastifySchema>>();
 
-/** The schema of every route of a server built by buildApiServer, keyed `GET /extended/v1/tx/:tx_id`. */
+/**
+ * The schema of every route of a server built by buildApiServer, keyed `GET /extended/v1/tx/:tx_id`.
+ * @internal for the tests that check answers against the schemas
+ */
 export function routeSchemas(app: FastifyInstance): Map<string, FastifySchema> {
   const schemas = schemasByApp.get(app);
   if (!schemas) throw new Error('routeSchemas: this server has no OpenAPI plugin');

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
  * segments for a malformed parameter: `/extended/v1/tx/mempool` is no `/extended/v1/tx/:tx_id`, and a 400
  * about `tx_id` would mislead. test/api/unserved-routes.test.ts checks the list against the routes of the
  * original's client package (`@stacks/blockchain-api-client`).
+ * @internal exported for its tests
  */
 export const ORIGINAL_API_ROUTES = [
   '/extended',

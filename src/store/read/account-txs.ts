@@ -180,6 +180,7 @@ const transfersAtHeights = statement<
  * principal has ~40 events at a height on the 10k-tx chain (19 buffers, 0.5 ms of PostgreSQL per read; bench
  * finding F-read-own-events-transfers), while its txs have 1–3 each. A tx with more (the boot address's
  * genesis tx: ~10,000) is read by height, bounded by the principal's events there.
+ * @internal exported for its tests
  */
 export const OWN_EVENTS_READ_MAX = 64;
 
@@ -247,7 +248,10 @@ const accountTxsWithTransfersAndRows = statement<ManyPairsRow, [principals: stri
   accountTxsWithTransfersText(true),
 );
 
-/** The rows of `accountTxWithTransfersOf` for one (principal, tx): one statement. */
+/**
+ * The rows of `accountTxWithTransfersOf` for one (principal, tx): one statement.
+ * @internal exported for its tests
+ */
 export function accountTxRows(
   sql: Sql,
   principal: string,
@@ -314,6 +318,7 @@ export function batchedAccountTxReads(sqlOf: () => Sql): AccountTxRowsReader {
  * ~2,000 events on the 10k-tx chain's busiest account and 200,000 on the 1M-tx one; reading all events of
  * each tx instead cost ~10,000 for the boot address's one genesis tx. `OFFSET 0` keeps the per-height
  * subquery from being flattened into a join.
+ * @internal exported for its tests
  */
 export function findTransfers(sql: Sql, principal: string, keys: AccountTxKey[]): Promise<TransferRecord[]> {
   if (keys.length === 0) return Promise.resolve([]);

@@ -77,7 +77,10 @@ const canonicalBlocksAt = statement<BlockRecord, [heights: number[], hashes: str
 
 export type BlockLocator = { latest: true } | { height: number } | { hash: string };
 
-/** A canonical block by height, block hash or index block hash, or the highest one. */
+/**
+ * A canonical block by height, block hash or index block hash, or the highest one.
+ * @internal exported for its tests
+ */
 export async function findCanonicalBlock(sql: Sql, at: BlockLocator): Promise<BlockRecord | undefined> {
   let rows: BlockRecord[];
   if ('latest' in at) rows = await latestCanonicalBlock(sql);
@@ -182,6 +185,7 @@ const BLOCK_AT_BURN_HEIGHT_COLUMNS = `${BLOCK_COLUMNS.map((c) => `b.${c}`).join(
  * accepted microblocks' tx counts are not in it: a subquery on txs in the plan cost ~10 µs of backend CPU a
  * call even when it never ran (executor start-up and the locks of txs and its index; 1M chain, 10,000 calls:
  * 54 → 44 µs a call without it), and almost no block accepts microblocks (74 of the 1M chain's 5,002).
+ * @internal exported for its tests
  */
 export const BLOCK_AT_BURN_HEIGHT = `
   SELECT ${BLOCK_AT_BURN_HEIGHT_COLUMNS}
@@ -190,6 +194,7 @@ export const BLOCK_AT_BURN_HEIGHT = `
 /**
  * The same for many burn heights ($1: their array), one row for each that has a block: the statement above
  * for each, built from the same text.
+ * @internal exported for its tests
  */
 export const BLOCKS_AT_BURN_HEIGHTS = `
   SELECT ${BLOCK_AT_BURN_HEIGHT_COLUMNS}
@@ -227,6 +232,7 @@ const blocksAtBurnHeightsWithCounts = statement<BlockAtBurnHeightWithCountsRow, 
   withAcceptedTxCounts(BLOCKS_AT_BURN_HEIGHTS),
 );
 
+/** @internal exported for its tests */
 export async function findBlockByBurnHeight(
   sql: Sql,
   burnBlockHeight: number,

@@ -33,6 +33,7 @@ export const CHAIN_STATE_CHANNEL = 'chain_state';
  * a reader's staleness beyond the replica's lag (bench/split-staleness.ts: a client revalidating
  * `blocks/latest` got the previous tip for up to 1,012 ms with 1 s here). At most ten reads of one row a
  * second under load, none when idle.
+ * @internal exported for the tests that wait it out
  */
 export const CHAIN_STATE_TTL_MS = 100;
 

@@ -85,6 +85,7 @@ interface AggregateRow {
  * One pass over the pending mempool (a bitmap scan of a `NOT pruned` partial index): per type group, plus the
  * grand total (its fee percentiles are the `all` fee priorities; an empty mempool still yields that row).
  * The chain_tip values come from the same statement, hence the same snapshot.
+ * @internal exported for the mempool bench
  */
 export async function computeMempoolAggregates(sql: Sql): Promise<MempoolAggregates> {
   const rows = await sql.begin('READ ONLY', async (tx) => {

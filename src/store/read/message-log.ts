@@ -26,7 +26,7 @@ export async function readLoggedMessages(
 
 /**
  * The newest messages of `path` the raw log holds as applied (not skipped), newest first, at most `limit`:
- * what ingest checks at start-up (ingest/ingestor.ts, `applyLoggedNotIndexed`). The log's primary key is read
+ * what ingest checks at start-up (ingest/ingestor.ts, `recoverLoggedNotIndexed`). The log's primary key is read
  * backwards; a log whose tail is mostly mempool messages is read that much further.
  */
 export async function newestLoggedMessages(

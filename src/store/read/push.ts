@@ -153,8 +153,9 @@ function mempoolChange(id: number, path: string, text: string): MempoolChange {
 
 /**
  * What changed since `cursor`, read in one snapshot (a read-only repeatable-read transaction, so the tip,
- * the blocks, the log and the state of the txs `txIds` agree). At most `limits.blocks` blocks and `limits.messages` mempool messages: past
- * either, the round stops before the first left out, in commit order, and `complete` is false.
+ * the blocks, the log and the state of the txs `txIds` agree). At most `limits.blocks` blocks and
+ * `limits.messages` mempool messages: past either, the round stops before the first left out, in commit
+ * order, and `complete` is false.
  */
 export async function readChangesSince(
   sql: Sql,
@@ -189,42 +190,9 @@ export async function readChangesSince(
       mempool.push(mempoolChange(row.id, row.path, text));
     }
 
-    // Microblocks: the stream on the pushed tip after its pushed sequence, and the streams on the blocks
-    // taken (those they confirm come with the next block's, the unconfirmed one on the tip last).
     const samePushedTip = orphaned.length === 0 && forkPoint !== undefined;
-    const anchors = [
-      ...(samePushedTip ? [pushed.index_block_hash] : []),
-      ...blocks.map((b) => b.index_block_hash),
-    ];
-    const order = new Map(anchors.map((hash, i) => [hash, i]));
-    const microblocks = (anchors.length > 0 ? await microblocksOn(tx, anchors) : [])
-      .filter(
-        (m) =>
-          !samePushedTip ||
-          m.parent_index_block_hash !== pushed.index_block_hash ||
-          m.microblock_sequence > pushed.microblock_sequence,
-      )
-      .sort(
-        (a, b) =>
-          order.get(a.parent_index_block_hash)! - order.get(b.parent_index_block_hash)! ||
-          a.microblock_sequence - b.microblock_sequence,
-      );
-
-    // the tip this round leaves pushed: its last block (the pushed one when none), with its stream's last
-    const last = blocks[blocks.length - 1];
-    const onPushed = !last && (samePushedTip || !forkPoint);
-    const base: { index_block_hash: string; block_height: number } = last ?? (onPushed ? pushed : forkPoint!);
-    const onTip = microblocks.filter((m) => m.parent_index_block_hash === base.index_block_hash);
-    const tip: PushedTip = {
-      index_block_hash: base.index_block_hash,
-      block_height: base.block_height,
-      microblock_sequence:
-        onTip.length > 0
-          ? onTip[onTip.length - 1].microblock_sequence
-          : onPushed
-            ? pushed.microblock_sequence
-            : -1,
-    };
+    const microblocks = await microblocksSince(tx, pushed, samePushedTip, blocks);
+    const tip = tipAfter(pushed, samePushedTip, forkPoint, blocks, microblocks);
     const versions = await txVersions(tx, txIds);
     return {
       orphaned,
@@ -236,6 +204,61 @@ export async function readChangesSince(
       txVersions: versions,
     };
   });
+}
+
+/**
+ * Microblocks: the stream on the pushed tip after its pushed sequence (when that tip is still canonical), and
+ * the streams on the blocks taken (those they confirm come with the next block's, the unconfirmed one on the
+ * tip last), by anchor in chain order, then sequence.
+ */
+async function microblocksSince(
+  tx: TransactionSql,
+  pushed: PushedTip,
+  samePushedTip: boolean,
+  blocks: PushBlock[],
+): Promise<PushMicroblock[]> {
+  const anchors = [
+    ...(samePushedTip ? [pushed.index_block_hash] : []),
+    ...blocks.map((b) => b.index_block_hash),
+  ];
+  if (anchors.length === 0) return [];
+  const order = new Map(anchors.map((hash, i) => [hash, i]));
+  return (await microblocksOn(tx, anchors))
+    .filter(
+      (m) =>
+        !samePushedTip ||
+        m.parent_index_block_hash !== pushed.index_block_hash ||
+        m.microblock_sequence > pushed.microblock_sequence,
+    )
+    .sort(
+      (a, b) =>
+        order.get(a.parent_index_block_hash)! - order.get(b.parent_index_block_hash)! ||
+        a.microblock_sequence - b.microblock_sequence,
+    );
+}
+
+/** The tip a round leaves pushed: its last block (the pushed one when none), with its stream's last. */
+function tipAfter(
+  pushed: PushedTip,
+  samePushedTip: boolean,
+  forkPoint: { index_block_hash: string; block_height: number } | undefined,
+  blocks: PushBlock[],
+  microblocks: PushMicroblock[],
+): PushedTip {
+  const last = blocks[blocks.length - 1];
+  const onPushed = !last && (samePushedTip || !forkPoint);
+  const base: { index_block_hash: string; block_height: number } = last ?? (onPushed ? pushed : forkPoint!);
+  const onTip = microblocks.filter((m) => m.parent_index_block_hash === base.index_block_hash);
+  return {
+    index_block_hash: base.index_block_hash,
+    block_height: base.block_height,
+    microblock_sequence:
+      onTip.length > 0
+        ? onTip[onTip.length - 1].microblock_sequence
+        : onPushed
+          ? pushed.microblock_sequence
+          : -1,
+  };
 }
 
 export interface PrincipalTxRow {

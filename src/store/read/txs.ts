@@ -237,6 +237,7 @@ export async function findMinedTxs(
  * and no sort let PostgreSQL settle on a generic plan instead of planning each call. At most one row of a tx
  * id is visible (a tx is mined once on the canonical chain; a microblock's staged rows give way to the
  * confirming block's).
+ * @internal exported for its tests
  */
 export async function findMinedTx(
   sql: Sql,
@@ -295,7 +296,10 @@ export interface MinedTxVersion {
   status: number;
 }
 
-/** The key and status of the row `findMinedTx` would read (same condition), or undefined. */
+/**
+ * The key and status of the row `findMinedTx` would read (same condition), or undefined.
+ * @internal exported for its tests
+ */
 export async function findMinedTxVersion(
   sql: Sql,
   txId: string,

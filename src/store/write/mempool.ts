@@ -165,6 +165,7 @@ const settlingStatement = (mined: string, before = '') => `
     FROM loser WHERE m.ctid = loser.row_id
       AND (loser.pruned, loser.status, loser.replaced_by_tx_id) IS DISTINCT FROM (true, $3::int2, loser.winner)`;
 
+/** @internal exported for its tests */
 export const SETTLE_FROM_STORED = settlingStatement(lastMinedStored);
 
 /** A mined tx, as pruning the mempool needs it: its id and the (payer, nonce) pair it claims. */

@@ -43,7 +43,7 @@ export async function beginLoggedMessage(
 
 /**
  * Opens the transaction that applies a message the log already holds (logged, never applied: see
- * ingest/ingestor.ts, `applyLoggedNotIndexed`): as `beginLoggedMessage`, without the log's row.
+ * ingest/ingestor.ts, `recoverLoggedNotIndexed`): as `beginLoggedMessage`, without the log's row.
  */
 export async function resumeLoggedMessage(sql: TransactionSql, engine: Engine): Promise<void> {
   await Promise.all(messageTransaction(sql, engine));

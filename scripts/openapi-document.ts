@@ -1,8 +1,8 @@
 import pino from 'pino';
 import YAML from 'yaml';
-import type { Database } from '../store/db.js';
-import { Store } from '../store/store.js';
-import { buildApiServer } from './server.js';
+import type { Database } from '../src/store/db.js';
+import { Store } from '../src/store/store.js';
+import { buildApiServer } from '../src/api/server.js';
 
 /** A database that is never opened: building the routes to read their schemas touches none. */
 const noDatabase: Database = {
