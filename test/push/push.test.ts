@@ -11,6 +11,7 @@ import { startTestApi, type TestApi } from '../support/api.js';
 import { addressOf, ev, transferTx, transferWithEvent, type BuiltTx } from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
+import { Received } from './received.js';
 
 // Live push with the official client (@stacks/blockchain-api-client, unmodified) over both channels: a chain
 // with mempool churn, a block, a fork switch, a microblock and NFT events goes through the ingest path, and
@@ -26,34 +27,6 @@ export const TEST_PUSH_LIMITS: PushLimits = {
   maxBufferedBytes: 1024 * 1024,
   pingIntervalMs: 20_000,
 };
-
-/** Events received, and a way to wait for the next ones. */
-class Received<T> {
-  readonly items: T[] = [];
-  private waiters: (() => void)[] = [];
-
-  push = (item: T) => {
-    this.items.push(item);
-    for (const w of this.waiters.splice(0)) w();
-  };
-
-  /** Resolves once `count` items in all have arrived (fails after `timeoutMs`). */
-  async atLeast(count: number, timeoutMs = 10_000): Promise<T[]> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.items.length < count) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`waited for ${count} events, got ${this.items.length}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-    return this.items.slice(0, count);
-  }
-}
 
 const NFT_CONTRACT = `${addressOf('alice')}.nft`;
 const NFT_ASSET = `${NFT_CONTRACT}::token`;

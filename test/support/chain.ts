@@ -242,7 +242,8 @@ export class TestChain {
   /** every block built, sent or not */
   readonly blocks: ChainBlock[] = [];
 
-  constructor(private readonly ingestor?: Ingestor) {}
+  /** `ingestor`: anything that takes a message as the observer does (the Ingestor, or an HTTP post to one) */
+  constructor(private readonly ingestor?: Pick<Ingestor, 'take'>) {}
 
   /** Applies one observer message, received one clock step after the previous one; returns that time. */
   async send(built: ObserverMessage): Promise<Date> {
