@@ -6,27 +6,17 @@ import {
   type StacksApiWebSocketClient,
 } from '@stacks/blockchain-api-client';
 import { uintCV } from '@stacks/transactions';
-import type { PushLimits } from '../../src/push/index.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { addressOf, ev, transferTx, transferWithEvent, type BuiltTx } from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
-import { Received } from './received.js';
+import { Received, TEST_PUSH_LIMITS } from './support.js';
 
 // Live push with the official client (@stacks/blockchain-api-client, unmodified) over both channels: a chain
 // with mempool churn, a block, a fork switch, a microblock and NFT events goes through the ingest path, and
 // every event received must be, in order, what the matching read endpoint answers at that moment.
 
 after(stopOwnCluster);
-
-export const TEST_PUSH_LIMITS: PushLimits = {
-  maxConnectionsPerIp: 10,
-  maxConnectionsPerKey: 10,
-  maxSubscriptions: 100,
-  maxMessageBytes: 16384,
-  maxBufferedBytes: 1024 * 1024,
-  pingIntervalMs: 20_000,
-};
 
 const NFT_CONTRACT = `${addressOf('alice')}.nft`;
 const NFT_ASSET = `${NFT_CONTRACT}::token`;

@@ -7,7 +7,7 @@ import { listMigrations } from '../../src/store/migrate.js';
 import { addressOf, ev, TestChain, transferTx } from '../support/chain.js';
 import { freePort, startPostgres, startReplica, type TestPostgres } from '../support/postgres.js';
 import { sleep, startServe, type ServeProcess } from '../support/serve-process.js';
-import { Received } from './received.js';
+import { Received } from './support.js';
 
 // Live push in a split deployment, with real processes: `serve --write-only` ingests on the PostgreSQL
 // primary; one `serve --read-only` reads the primary (it hears the writer's NOTIFY), another reads a

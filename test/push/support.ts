@@ -1,3 +1,17 @@
+import type { PushLimits } from '../../src/push/index.js';
+
+// What the live-push tests share: the limits of a test server, and the events a client receives.
+
+/** Limits no test reaches unless it means to. */
+export const TEST_PUSH_LIMITS: PushLimits = {
+  maxConnectionsPerIp: 10,
+  maxConnectionsPerKey: 10,
+  maxSubscriptions: 100,
+  maxMessageBytes: 16384,
+  maxBufferedBytes: 1024 * 1024,
+  pingIntervalMs: 20_000,
+};
+
 /** Events a test's client receives, in order, and a way to wait for the next ones. */
 export class Received<T> {
   readonly items: T[] = [];
