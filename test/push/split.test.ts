@@ -4,7 +4,7 @@ import { connectWebSocketClient, StacksApiSocketClient } from '@stacks/blockchai
 import type { WebSocket } from 'ws';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { listMigrations } from '../../src/store/migrate.js';
-import { addressOf, ev, TestChain, transferTx } from '../support/chain.js';
+import { addressOf, ev, observerPoster, TestChain, transferTx } from '../support/chain.js';
 import { freePort, startPostgres, startReplica, type TestPostgres } from '../support/postgres.js';
 import { sleep, startServe, type ServeProcess } from '../support/serve-process.js';
 import { Received } from './support.js';
@@ -77,17 +77,7 @@ describe('live push in a split deployment', () => {
     );
 
     // the test chain, posted to the writer's observer as a node would
-    const chain = new TestChain({
-      take: async (path: string, body: string | Uint8Array) => {
-        const res = await fetch(`http://127.0.0.1:${observerPort}${path}`, {
-          method: 'POST',
-          body,
-          headers: { 'content-type': 'application/json' },
-        });
-        assert.equal(res.status, 200, `${path}: ${await res.text()}`);
-        return 'applied' as never;
-      },
-    });
+    const chain = new TestChain(observerPoster(`http://127.0.0.1:${observerPort}`));
     const alice = addressOf('alice');
     const bob = addressOf('bob');
     await chain.block({ txs: [] });
