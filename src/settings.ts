@@ -85,7 +85,7 @@ export const settings = {
   CACHE_MAX_MB: {
     schema: { type: 'integer', minimum: 1, maximum: 65536 },
     default: 128,
-    doc: 'memory the read API may spend on kept answers and renderings, all routes together, in MiB (counted by what they retain)',
+    doc: 'memory the read API may spend on cached answers and renderings, all routes together, in MiB (counted by what they retain)',
   },
   PUSH_ENABLED: {
     schema: { type: 'boolean' },

@@ -2,13 +2,13 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { RequestMetrics } from '../metrics.js';
+import { caches } from '../caches.js';
 import { registerPush, type PushOptions } from '../push/index.js';
 import { listMigrations } from '../store/migrate.js';
 import { listenForChainState } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
 import { packageVersion } from '../version.js';
-import { registerKeyOrderSerializer } from './plugins/key-order.js';
-import { cacheMemory } from './cache/cache-memory.js';
+import { registerKeyOrderSerializer } from './render/serializer.js';
 import { limitConnections, timeBoundOptions, type ConnectionLimits } from './connection-limits.js';
 import {
   registerAccessControl,
@@ -22,7 +22,8 @@ import { registerRequestLog } from './plugins/request-log.js';
 import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerStrictNumbers } from './plugins/strict-numbers.js';
 import { registerRoutes } from './routes/index.js';
-import { statusRoutes, type IngestWatch } from './routes/status.js';
+import type { IngestWatch } from './answers/status.js';
+import { statusRoutes } from './routes/status.js';
 import { registerUnservedRoutes } from './routes/unserved.js';
 import { formatSchemaErrors, type ValidationFailure } from './schemas/parameter-errors.js';
 import { registerParamChecks } from './schemas/params.js';
@@ -47,7 +48,7 @@ export interface ApiServerOptions {
   ingestProgress?: IngestWatch;
   /** Time and count bounds of client connections (connection-limits.ts); none when absent. */
   connectionLimits?: ConnectionLimits;
-  /** The bound of the process's caches, all routes together (cache/cache-memory.ts); 128 MiB when absent. */
+  /** The bound of the process's caches, all routes together (src/caches.ts); 128 MiB when absent. */
   cacheMaxBytes?: number;
   /** Live push (src/push) on this server's port; none when absent. */
   push?: Omit<PushOptions, 'store'>;
@@ -82,7 +83,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
       app.log,
     );
   }
-  if (options.cacheMaxBytes !== undefined) cacheMemory.setBound(options.cacheMaxBytes);
+  if (options.cacheMaxBytes !== undefined) caches.setBound(options.cacheMaxBytes);
   registerErrorHandling(app);
   await registerConventions(app, options.apiVersion);
   if (options.requestMetrics) registerRequestMetrics(app, options.requestMetrics);

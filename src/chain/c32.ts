@@ -23,6 +23,20 @@ function boundedCache<V>() {
 const encoded = boundedCache<string>();
 const decoded = boundedCache<{ version: number; hash160hex: string } | null>();
 
+/** The codec's caches, as the process's registry of caches lists them (src/caches.ts joins them). */
+export const c32Caches = {
+  declaration: {
+    name: 'c32 addresses',
+    layer: 'memos',
+    key: 'an address, or its version and hash160',
+    invalidatedBy: 'nothing (a pure codec)',
+    bound: `${CACHE_MAX.toLocaleString('en')} encodings and as many decodings, each emptied when full`,
+    file: 'src/chain/c32.ts',
+  },
+  encoded,
+  decoded,
+} as const;
+
 /** Stacks address string from a version (0–31) and a 20-byte hash160. */
 export function c32Address(version: number, hash160: Uint8Array): string {
   if (!Number.isInteger(version) || version < 0 || version >= 32) {

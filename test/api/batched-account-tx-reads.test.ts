@@ -14,7 +14,7 @@ import { testEngines } from '../support/engines.js';
 // `findMinedTxByKey`): this proves both give the same rows, in the same order, for every
 // (principal, tx) pair and every row key of recorded chains (orphaned rows, microblock-streamed txs, FT and NFT
 // transfers, txs of many events), for pairs and keys that do not exist, and that the route's answers are the
-// same bytes whether its requests arrive one at a time or all together, rendered or kept.
+// same bytes whether its requests arrive one at a time or all together, rendered or cached.
 
 after(stopOwnCluster);
 
@@ -223,7 +223,7 @@ for (const engine of testEngines(import.meta.url)) {
       });
 
       for (const warm of [false, true]) {
-        test(`the route answers the same bytes to requests arriving together as to requests one at a time${warm ? ', from kept renderings' : ''}`, async () => {
+        test(`the route answers the same bytes to requests arriving together as to requests one at a time${warm ? ', from cached renderings' : ''}`, async () => {
           let pairs: Pair[] = [];
           let expectedFound = 0;
           const statuses = await sameAnswersTogetherAndAlone({ engine, fixture, warm }, async (store) => {

@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test';
 import { EVENT_LIMIT_DEFAULT } from '../../src/api/schemas/params.js';
 import type { Sql } from '../../src/store/db.js';
 import type { Store } from '../../src/store/store.js';
-import { txByIdJsonCache } from '../../src/api/cache/rendered-txs.js';
+import { txByIdRenderings } from '../../src/api/cache/rendered-txs.js';
 import {
   batchedMinedTxReads,
   batchedMinedTxVersionReads,
@@ -17,11 +17,11 @@ import { testEngines } from '../support/engines.js';
 
 // `GET /extended/v1/tx/:tx_id` reads the mined rows of requests that arrive together with one statement
 // (`batchedMinedTxReads`, store/read/txs.ts), a fast path beside `findMinedTx`, and so the keys of the rows
-// whose renderings it kept (`batchedMinedTxVersionReads` beside `findMinedTxVersion`): this proves both give
+// whose renderings it cached (`batchedMinedTxVersionReads` beside `findMinedTxVersion`): this proves both give
 // the same row (or none) for every tx id of recorded chains (orphaned rows, microblock-streamed txs, contract
 // calls with events, ids mined twice), anchored and unanchored, with several event pages asked in the same
 // turn, and that the route's answers are the same bytes whether its requests arrive one at a time or all
-// together, rendered or kept.
+// together, rendered or cached.
 
 after(stopOwnCluster);
 
@@ -153,9 +153,9 @@ for (const engine of testEngines(import.meta.url)) {
         assert.ok(ok >= ids.length, `answers found (${ok})`);
       });
 
-      test('the route answers the same bytes to requests arriving together as one at a time, from kept renderings', async () => {
+      test('the route answers the same bytes to requests arriving together as one at a time, from cached renderings', async () => {
         let ids: string[] = [];
-        let keptAndUsed = 0;
+        let cachedAndUsed = 0;
         const statuses = await sameAnswersTogetherAndAlone(
           { engine, fixture, warm: true },
           async (store) => {
@@ -168,15 +168,18 @@ for (const engine of testEngines(import.meta.url)) {
             ]);
           },
           (store) => {
-            // the route sets a kept rendering's ETag when it sends it, after its key read found the same row
-            const cache = txByIdJsonCache(store);
-            keptAndUsed = ids.filter((id) => cache.get(id)?.etag !== undefined).length;
+            // the route sets a cached rendering's ETag when it sends it, after its key read found the same row
+            const cache = txByIdRenderings(store);
+            cachedAndUsed = ids.filter((id) => cache.get(id)?.etag !== undefined).length;
           },
         );
         const ok = statuses.filter((status) => status === 200).length;
         assert.ok(ok >= ids.length, `answers found (${ok})`);
-        // the canonical anchored txs of the chain were sent from their kept renderings
-        assert.ok(keptAndUsed >= ids.length / 2, `kept renderings sent (${keptAndUsed} of ${ids.length})`);
+        // the canonical anchored txs of the chain were sent from their cached renderings
+        assert.ok(
+          cachedAndUsed >= ids.length / 2,
+          `cached renderings sent (${cachedAndUsed} of ${ids.length})`,
+        );
       });
     });
   }

@@ -8,12 +8,12 @@ import { get, startTestApi } from '../support/api.js';
 import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
 
-// Block by burn block height answers the block's tx ids from the list the block keeps (`blocks.tx_ids_json`,
+// Block by burn block height answers the block's tx ids from the list stored with the block (`blocks.tx_ids_json`,
 // migration 023, written at ingest) and splices that JSON text into the serialized block. This proves, on
 // recorded chains with reorgs, orphaned and out-of-order microblocks and a genesis block adopted by block 1:
-// - every block's kept list is the ids of the tx rows stored under it, newest first;
+// - every block's stored list is the ids of the tx rows stored under it, newest first;
 // - the txs an answer lists are exactly those an anchored read sees in that block (the statement the route
-//   used before the list was kept: the block's tx rows filtered by the visibility rule);
+//   used before the list was stored: the block's tx rows filtered by the visibility rule);
 // - the answer's bytes are what the route's 200 serializer makes of the same block with its txs parsed;
 // - migration 023's backfill of databases indexed before it writes the same lists as ingest does;
 // - the microblocks an answer lists as accepted (streamed on its parent) and streamed (on it), and the txs an
@@ -90,7 +90,7 @@ async function visibleTxIds(sql: Sql, indexBlockHash: string): Promise<string[]>
 
 for (const engine of testEngines(import.meta.url) as Engine[]) {
   for (const fixture of FIXTURES) {
-    describe(`block by burn block height, txs from the list each block keeps (${fixture}, ${engine})`, () => {
+    describe(`block by burn block height, txs from the list stored with each block (${fixture}, ${engine})`, () => {
       test('lists equal the stored rows, answers equal the visible rows and the serializer', async () => {
         const { app, store, close } = await startTestApi({ engine, fixture });
         try {
@@ -108,17 +108,17 @@ for (const engine of testEngines(import.meta.url) as Engine[]) {
           let orphaned = 0;
           let listed = 0;
           for (const block of blocks) {
-            const kept = JSON.parse(block.tx_ids_json) as string[];
+            const stored = JSON.parse(block.tx_ids_json) as string[];
             assert.deepEqual(
-              kept,
+              stored,
               await storedTxIds(store.sql, block.index_block_hash),
               block.index_block_hash,
             );
             const visible = await visibleTxIds(store.sql, block.index_block_hash);
-            // the rule the route applies to the kept list (visibility.ts blockRowsVisible)
-            assert.deepEqual(block.canonical ? kept : [], visible, block.index_block_hash);
+            // the rule the route applies to the stored list (visibility.ts blockRowsVisible)
+            assert.deepEqual(block.canonical ? stored : [], visible, block.index_block_hash);
             if (!block.canonical) orphaned += 1;
-            listed += kept.length;
+            listed += stored.length;
           }
           assert.ok(listed > 0, 'blocks with txs');
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { cacheMemory } from '../../src/api/cache/cache-memory.js';
+import { caches } from '../../src/caches.js';
 import { c32Address } from '../../src/chain/c32.js';
 import { settings } from '../../src/settings.js';
 import { startTestApi } from '../support/api.js';
@@ -11,10 +11,10 @@ import { walkUrls } from '../support/pipelined-get.js';
 import { fixtureMessages } from '../support/shared.js';
 
 // Cached answers must hold what they count, and all of them together at most CACHE_MAX_MB
-// (src/api/cache/cache-memory.ts). A client walks 200,000 distinct valid URLs over HTTP (balances, account
-// listings and contract statuses of made-up principals: small answers, every one kept when made), against the
+// (src/caches.ts). A client walks 200,000 distinct valid URLs over HTTP (balances, account
+// listings and contract statuses of made-up principals: small answers, every one cached when made), against the
 // API in this process with CACHE_MAX_MB=8, and what the process retains (after a full GC) and its RSS are
-// compared before and after. Before: each small answer kept was a slice of an 8 KB buffer slab and pinned it,
+// compared before and after. Before: each small answer cached was a slice of an 8 KB buffer slab and pinned it,
 // while the routes counted its length (measured here: retained +68 MB, RSS +156 MB, for "8 MB per route").
 // The bound documented (README, docs/deploy.md): RSS grows by at most 4 × CACHE_MAX_MB beyond the working
 // memory of a loaded server; measured here +59 MB with CACHE_MAX_MB=8 (+17 MB with 1), retained +5 MB.
@@ -24,7 +24,7 @@ after(stopOwnCluster);
 const MB = 1024 * 1024;
 const CACHE_MAX_MB = 8;
 const WALK = 200_000;
-/** what a loaded server grows by with (almost) nothing kept: 17 MB measured, with margin */
+/** what a loaded server grows by with (almost) nothing cached: 17 MB measured, with margin */
 const WORKING_MEMORY_MB = 64;
 
 setFlagsFromString('--expose-gc');
@@ -60,7 +60,7 @@ test(`${WALK.toLocaleString('en')} distinct URLs: the caches hold at most CACHE_
     ];
     const url = (i: number) => routes[i % routes.length](principal(i >> 2));
     const server = { host: '127.0.0.1', port: Number(new URL(api.baseUrl).port) };
-    // The same work first, without keeping anything (a HEAD answer is never kept): the server reaches the
+    // The same work first, without caching anything (a HEAD answer is never cached): the server reaches the
     // working memory of this load before it is measured.
     assert.deepEqual(await walkUrls(10_000, (i) => url(1e8 + i), { ...server, method: 'HEAD' }), {
       200: 10_000,
@@ -69,7 +69,7 @@ test(`${WALK.toLocaleString('en')} distinct URLs: the caches hold at most CACHE_
     assert.deepEqual(await walkUrls(WALK, url, server), { 200: WALK });
     const walked = memory();
 
-    const counted = cacheMemory.bytes / MB;
+    const counted = caches.bytes / MB;
     assert.ok(counted <= CACHE_MAX_MB, `the caches count ${counted.toFixed(1)} MB`);
     assert.ok(counted >= CACHE_MAX_MB / 2, `the walk filled them: ${counted.toFixed(1)} MB`);
     const retained = walked.retained - before.retained;
@@ -88,6 +88,6 @@ test(`${WALK.toLocaleString('en')} distinct URLs: the caches hold at most CACHE_
     );
   } finally {
     await api.close();
-    cacheMemory.setBound(settings.CACHE_MAX_MB.default * MB);
+    caches.setBound(settings.CACHE_MAX_MB.default * MB);
   }
 });

@@ -186,7 +186,7 @@ for (const engine of testEngines(import.meta.url)) {
       assert.equal(cached.statusCode, 304);
       assert.equal(cached.body, '');
 
-      // asked (and its answer kept) before the deploy reaches the mempool: the pending deploy still shows
+      // asked (and its answer cached) before the deploy reaches the mempool: the pending deploy still shows
       const late = `${addressOf('carol')}.late`;
       const before = await get(app, query(late));
       assert.deepEqual(before.body, { [late]: { found: false } });
@@ -205,10 +205,10 @@ for (const engine of testEngines(import.meta.url)) {
       assert.equal(after.headers.etag, `"${api.chain.tip!.index_block_hash}"`);
     });
 
-    test('5 ids: the kept answer equals a fresh server’s; a bad id list is a 400 even under the current ETag', async () => {
+    test('5 ids: the cached answer equals a fresh server’s; a bad id list is a 400 even under the current ETag', async () => {
       const five = query(ids.success, ids.failed, ids.redeployed, ids.pending, ids.unknown);
       const first = await app.inject({ method: 'GET', url: five });
-      const kept = await app.inject({ method: 'GET', url: five });
+      const cached = await app.inject({ method: 'GET', url: five });
       const fresh = await buildApiServer({ apiVersion: API_VERSION, store: api.store, logger: silentLogger });
       try {
         const other = await fresh.inject({ method: 'GET', url: five });
@@ -220,8 +220,8 @@ for (const engine of testEngines(import.meta.url)) {
           ids.pending,
           ids.unknown,
         ]);
-        assert.equal(kept.body, first.body);
-        assert.equal(kept.body, other.body, 'kept = fresh');
+        assert.equal(cached.body, first.body);
+        assert.equal(cached.body, other.body, 'cached = fresh');
         for (const header of [
           'etag',
           'cache-control',
@@ -229,7 +229,7 @@ for (const engine of testEngines(import.meta.url)) {
           'x-api-version',
           'access-control-allow-origin',
         ]) {
-          assert.equal(kept.headers[header], other.headers[header], header);
+          assert.equal(cached.headers[header], other.headers[header], header);
         }
       } finally {
         await fresh.close();
@@ -237,7 +237,7 @@ for (const engine of testEngines(import.meta.url)) {
       const tag = String(first.headers.etag);
       const notModified = await app.inject({ method: 'GET', url: five, headers: { 'if-none-match': tag } });
       assert.equal(notModified.statusCode, 304);
-      // the kept list with one bad id more: validated, the same 400 with or without the tag the client holds
+      // the cached list with one bad id more: validated, the same 400 with or without the tag the client holds
       const badChecksum = `${ALICE.slice(0, -1)}${ALICE.endsWith('A') ? 'B' : 'A'}.token`;
       const bad = `${five}&contract_id=${badChecksum}`;
       const plain = await get(app, bad);

@@ -167,13 +167,13 @@ for (const engine of testEngines(import.meta.url)) {
           (await get(api.app, url, { 'if-none-match': String(mined.headers.etag) })).statusCode,
           304,
         );
-        // Later answers come from memory (the kept answer with its own tag, test/api/kept-tx-answers.test.ts):
+        // Later answers come from memory (the cached answer with its own tag, test/api/cached-tx-answers.test.ts):
         // the same bytes and the same tag as the answer built from the row.
         for (let round = 0; round < 2; round += 1) {
-          const kept = await get(api.app, url);
-          assert.equal(kept.statusCode, 200);
-          assert.equal(kept.body, mined.body);
-          assert.equal(kept.headers.etag, mined.headers.etag);
+          const cached = await get(api.app, url);
+          assert.equal(cached.statusCode, 200);
+          assert.equal(cached.body, mined.body);
+          assert.equal(cached.headers.etag, mined.headers.etag);
           assert.equal(
             (await get(api.app, url, { 'if-none-match': String(mined.headers.etag) })).statusCode,
             304,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import Fastify from 'fastify';
 import Type from 'typebox';
-import { registerKeyOrderSerializer } from '../../src/api/plugins/key-order.js';
+import { registerKeyOrderSerializer } from '../../src/api/render/serializer.js';
 
 // Answers keep their schema's key order: an optional member between required ones stays where the schema has
 // it (the serializer alone would write it after them), and a union of objects still picks its branch.

@@ -152,7 +152,7 @@ describe('mempool helpers', () => {
     assert.equal((await newer).key, 'v2');
     releaseNth(0);
     assert.equal((await older).key, 'v1');
-    // the earlier computation finished last, but the snapshot sent later is the one kept
+    // the earlier computation finished last, but the snapshot sent later is the one cached
     assert.equal((await cache.get(sql, 'v2', 0)).key, 'v2');
     assert.equal(computed(), 2);
   });

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CacheMemory, ENTRY_BYTES } from '../../src/api/cache/cache-memory.js';
+import { AnswerCache } from '../../src/api/cache/answer-cache.js';
+import { ENTRY_BYTES } from '../../src/api/cache/entry-bytes.js';
 import { OldestFirst } from '../../src/api/cache/oldest-first.js';
-import { KeptAnswers } from '../../src/api/cache/kept-answers.js';
-import { TxByIdJsonCache } from '../../src/api/cache/rendered-txs.js';
+import { CacheRegistry } from '../../src/caches.js';
+import { TxByIdRenderings } from '../../src/api/cache/rendered-txs.js';
 
 /** The reference: a list of keys in insertion order, a deleted key removed, a key added again moved to the end. */
 class ReferenceOrder {
@@ -89,7 +90,7 @@ describe('OldestFirst', () => {
   });
 
   test('the caches built on it evict the oldest entry first, over many rounds of eviction', () => {
-    const cache = new TxByIdJsonCache(100);
+    const cache = new TxByIdRenderings(100);
     const id = (n: number) => `0x${String(n).padStart(64, '0')}`;
     for (let n = 0; n < 1_000; n++) {
       cache.set(
@@ -124,25 +125,32 @@ describe('OldestFirst', () => {
     assert.equal(cache.get(id(902))?.json, '{"again":952}');
     assert.equal(cache.get(id(999))?.json, '{"n":999}');
 
-    // kept answers: the bound in bytes, the oldest leaving first, what each held uncounted as it leaves
+    // cached answers: the bound in bytes, the oldest leaving first, what each held uncounted as it leaves
     // each entry is 90 + its key (3 bytes: /90 to /99) + its tag (1) + ENTRY_BYTES: the 10 newest fit
     const entry = 94 + ENTRY_BYTES;
-    const answers = new KeptAnswers({ maxBytes: 10 * entry, memory: new CacheMemory(1e9) });
+    const answers = new AnswerCache({
+      name: 'test answers',
+      file: 'test',
+      maxBytes: 10 * entry,
+      registry: new CacheRegistry(1e9),
+    });
     answers.get('g', '/x'); // the generation
     for (let n = 0; n < 500; n++) answers.set('g', `/${n % 200}`, { body: 'x'.repeat(90), etag: 't' });
     assert.equal(answers.size, 10);
     assert.equal(answers.get('g', '/89'), undefined);
-    for (let n = 90; n < 100; n++) assert.ok(answers.get('g', `/${n}`), `/${n} kept`);
+    for (let n = 90; n < 100; n++) assert.ok(answers.get('g', `/${n}`), `/${n} cached`);
     assert.equal(answers.bytes, 10 * entry);
   });
 
   test('answers asked once are remembered up to their bound, the oldest forgotten first', () => {
     // 2 * 4096 / 1024 = 8 keys asked once are remembered
-    const answers = new KeptAnswers({
+    const answers = new AnswerCache({
+      name: 'test answers',
+      file: 'test',
       maxBytes: 4096,
-      keepOnSecondAsk: true,
+      cacheOnSecondAsk: true,
       typicalAnswerBytes: 1024,
-      memory: new CacheMemory(1e9),
+      registry: new CacheRegistry(1e9),
     });
     answers.get('g', '/x');
     for (let round = 0; round < 50; round++) {

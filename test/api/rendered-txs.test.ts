@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { MinedTxJsonCache, TxByIdJsonCache, type MinedTxKey } from '../../src/api/cache/rendered-txs.js';
+import {
+  MinedTxRenderings,
+  TxByIdRenderings,
+  type MinedRowAsRead,
+} from '../../src/api/cache/rendered-txs.js';
 
-const key = (n: number, over: Partial<MinedTxKey> = {}): MinedTxKey => ({
+const key = (n: number, over: Partial<MinedRowAsRead> = {}): MinedRowAsRead => ({
   tx_id: `0x${String(n).padStart(64, '0')}`,
   index_block_hash: '0xaa',
   microblock_hash: '',
@@ -13,8 +17,8 @@ const key = (n: number, over: Partial<MinedTxKey> = {}): MinedTxKey => ({
 const json = (n: number) => ({ json: `{"n":${n}}`, sender_address: 'SP1', fee_rate: String(n) });
 
 describe('the rendered mined tx cache', () => {
-  test('keeps anchored canonical rows, and gives them only for keys read as visible', () => {
-    const cache = new MinedTxJsonCache(10);
+  test('caches anchored canonical rows, and gives them only for keys read as visible', () => {
+    const cache = new MinedTxRenderings(10);
     cache.set(key(1), json(1));
     assert.deepEqual(cache.get(key(1)), json(1));
     // the same row listed as orphaned, or off the canonical microblock stream: not answered from the cache
@@ -25,8 +29,8 @@ describe('the rendered mined tx cache', () => {
     assert.equal(cache.get(key(1, { microblock_hash: '0xcc' })), undefined);
   });
 
-  test('never keeps orphaned, non-canonical-microblock or unconfirmed rows', () => {
-    const cache = new MinedTxJsonCache(10);
+  test('never caches orphaned, non-canonical-microblock or unconfirmed rows', () => {
+    const cache = new MinedTxRenderings(10);
     cache.set(key(1, { canonical: false }), json(1));
     cache.set(key(2, { microblock_canonical: false }), json(2));
     cache.set(key(3, { index_block_hash: '', microblock_hash: '0xcc' }), json(3));
@@ -37,7 +41,7 @@ describe('the rendered mined tx cache', () => {
   });
 
   test('holds at most its size, the oldest entry leaving first', () => {
-    const cache = new MinedTxJsonCache(3);
+    const cache = new MinedTxRenderings(3);
     for (const n of [1, 2, 3, 4]) cache.set(key(n), json(n));
     assert.equal(cache.size, 3);
     assert.equal(cache.get(key(1)), undefined);
@@ -45,18 +49,18 @@ describe('the rendered mined tx cache', () => {
     assert.deepEqual(cache.get(key(4)), json(4));
   });
 
-  test('holdsTx: whether a rendering of some row of the tx is kept, through evictions and forks', () => {
-    const cache = new MinedTxJsonCache(3);
+  test('holdsTx: whether a rendering of some row of the tx is cached, through evictions and forks', () => {
+    const cache = new MinedTxRenderings(3);
     assert.equal(cache.holdsTx(key(1).tx_id), false);
     cache.set(key(1), json(1));
     cache.set(key(1, { index_block_hash: '0xbb' }), json(1)); // the same tx mined on another fork
-    cache.set(key(1), json(1)); // kept again: still one entry
-    cache.set(key(2, { canonical: false }), json(2)); // not kept
+    cache.set(key(1), json(1)); // cached again: still one entry
+    cache.set(key(2, { canonical: false }), json(2)); // not cached
     assert.equal(cache.size, 2);
     assert.equal(cache.holdsTx(key(1).tx_id), true);
     assert.equal(cache.holdsTx(key(2).tx_id), false);
     cache.set(key(3), json(3));
-    cache.set(key(4), json(4)); // evicts the first row of tx 1: its other row is still kept
+    cache.set(key(4), json(4)); // evicts the first row of tx 1: its other row is still cached
     assert.equal(cache.holdsTx(key(1).tx_id), true);
     cache.set(key(5), json(5)); // evicts its second row
     assert.equal(cache.holdsTx(key(1).tx_id), false);
@@ -68,8 +72,8 @@ describe('the rendered mined tx cache', () => {
 });
 
 describe('the tx-by-id rendering cache', () => {
-  test('keeps the rendering of an anchored canonical row with its key and status, bounded', () => {
-    const cache = new TxByIdJsonCache(2);
+  test('caches the rendering of an anchored canonical row with its key and status, bounded', () => {
+    const cache = new TxByIdRenderings(2);
     cache.set({ ...key(1), status: 1 }, '{"n":1}');
     assert.deepEqual(cache.get(key(1).tx_id), {
       index_block_hash: '0xaa',

@@ -165,7 +165,7 @@ for (const engine of testEngines(import.meta.url)) {
         const before = (await get(app, `/extended/v1/tx/${tx.txid}`)).json();
         assert.equal(before.block_hash, a2.block_hash);
         assert.equal(before.canonical, true);
-        // twice: the second answer is the kept rendering, the same
+        // twice: the second answer is the cached rendering, the same
         assert.deepEqual((await get(app, `/extended/v1/tx/${tx.txid}`)).json(), before);
         const first = (await get(app, `/extended/v1/tx/multiple?tx_id=${tx.txid}`)).json();
         assert.deepEqual(first, { [tx.txid]: { found: true, result: before } });
@@ -178,7 +178,7 @@ for (const engine of testEngines(import.meta.url)) {
         assert.equal(orphaned.json().tx_status, 'pending');
         assert.equal(orphaned.json().block_hash, undefined);
 
-        // mined again on fork b: the new block's row (tx/multiple shares the kept renderings)
+        // mined again on fork b: the new block's row (tx/multiple shares the cached renderings)
         const b4 = await chain.block({ txs: [mined] });
         const multiple = (
           await get(app, `/extended/v1/tx/multiple?tx_id=${tx.txid}&tx_id=${UNKNOWN}`)

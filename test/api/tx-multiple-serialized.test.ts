@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { txByIdJsonCache } from '../../src/api/cache/rendered-txs.js';
+import { txByIdRenderings } from '../../src/api/cache/rendered-txs.js';
 import { mempoolTransaction, minedTransaction } from '../../src/api/render/txs.js';
 import { EVENT_LIMIT_DEFAULT, MAX_MULTIPLE_TX_IDS } from '../../src/api/schemas/params.js';
 import { findMempoolTxs, findMinedTxs } from '../../src/store/read/txs.js';
@@ -12,7 +12,7 @@ import { addressOf, transferWithEvent } from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
 
-// "Serialized answers": `/extended/v1/tx/multiple` writes its body by hand (it splices in per-tx JSON kept by
+// "Serialized answers": `/extended/v1/tx/multiple` writes its body by hand (it splices in per-tx JSON cached by
 // the rendering cache, which its response schema cannot take), so this proves the bytes are exactly what the
 // route's own 200 response schema, through Fastify's compiled serializer, makes of the same answer: for every
 // tx of recorded chains (mined, mempool, not found), with each query the route takes, asked one id at a time
@@ -61,10 +61,10 @@ const CHAINS: { name: string; start: (engine: Engine) => Promise<TestApi> }[] = 
   { name: 'dropped and streamed (synthetic)', start: droppedAndStreamed },
 ];
 
-/** Each query the route takes that changes the answer; the default one goes twice (rendered, then kept). */
+/** Each query the route takes that changes the answer; the default one goes twice (rendered, then cached). */
 const QUERIES: { name: string; search: string; page: { offset: number; limit: number }; noArgs?: true }[] = [
   { name: 'default (rendered)', search: '', page: { offset: 0, limit: EVENT_LIMIT_DEFAULT } },
-  { name: 'default (kept rendering)', search: '', page: { offset: 0, limit: EVENT_LIMIT_DEFAULT } },
+  { name: 'default (cached rendering)', search: '', page: { offset: 0, limit: EVENT_LIMIT_DEFAULT } },
   { name: 'event_limit=1', search: '&event_limit=1', page: { offset: 0, limit: 1 } },
   { name: 'event_offset=1', search: '&event_offset=1', page: { offset: 1, limit: EVENT_LIMIT_DEFAULT } },
   {
@@ -189,9 +189,9 @@ for (const engine of testEngines(import.meta.url)) {
           const compared = { requests: 0, found: 0 };
 
           for (const query of QUERIES) {
-            if (query.name === 'default (kept rendering)') {
-              // the kept renderings are what the route splices in unread: make sure this round uses them
-              assert.ok(txByIdJsonCache(store).size > 0, 'renderings kept by the first round');
+            if (query.name === 'default (cached rendering)') {
+              // the cached renderings are what the route splices in unread: make sure this round uses them
+              assert.ok(txByIdRenderings(store).size > 0, 'renderings cached by the first round');
             }
             for (const unanchored of [false, true]) {
               for (const id of [...mined, ...mempool, ...unknown]) {

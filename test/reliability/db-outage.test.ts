@@ -164,7 +164,7 @@ describe('PostgreSQL outage under load (postgres)', () => {
       );
       // Every route read here may answer from memory while the chain state read last is trusted
       // (CHAIN_STATE_TTL_MS after that read started, before the server went down): the mempool aggregates, and
-      // the answers kept by src/api/cache/kept-answers.ts (blocks by height and latest, balances, listings,
+      // the answers cached by src/api/cache/answer-cache.ts (blocks by height and latest, balances, listings,
       // contract statuses, a tx by id). A 200 then is as fresh as any answer is while the database is up, not
       // a failure to notice the outage. Every other answer while down is a 503.
       const fromMemory = (s: Sample, w: Window) => s.status === 200 && s.start < w.down + CHAIN_STATE_TTL_MS;

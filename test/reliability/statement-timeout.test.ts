@@ -105,7 +105,7 @@ describe('statement_timeout on the database (postgres)', () => {
     });
     holding.catch(() => {});
     await lockTaken;
-    // answers kept in memory are served while the chain state read last is trusted (read/chain-state.ts)
+    // answers cached in memory are served while the chain state read last is trusted (read/chain-state.ts)
     await sleep(CHAIN_STATE_TTL_MS * 2);
     let held: Answer[];
     let observer: Answer;

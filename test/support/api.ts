@@ -44,7 +44,7 @@ export interface TestApi {
 
 /**
  * A second API server over `store`, with caches of its own: what a request answers when nothing is kept, to
- * compare a kept answer against byte for byte.
+ * compare a cached answer against byte for byte.
  */
 export function freshApiServer(store: Store): Promise<FastifyInstance> {
   return buildApiServer({ apiVersion: API_VERSION, store, logger: silentLogger });
@@ -112,7 +112,7 @@ export async function getJson(app: FastifyInstance, url: string, headers: Record
  * second API on the same chain in a database of its own (so nothing read or rendered by the first is kept for
  * it), and asserts each pair of answers equal: status, body and ETag. Returns the statuses, in the URLs' order.
  * With `warm`, each API is first asked every URL once, one at a time (what it renders is then kept, so the
- * compared asks take the paths of a kept rendering); `afterTogether` is called with the first API's store once
+ * compared asks take the paths of a cached rendering); `afterTogether` is called with the first API's store once
  * its answers to the URLs asked together are in (to check which path they took).
  */
 export async function sameAnswersTogetherAndAlone(

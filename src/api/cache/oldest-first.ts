@@ -4,7 +4,7 @@
 // insertion-order table until it is rebuilt, and a new iterator starts at the table's first slot, stepping
 // over every hole before it. A cache that evicts its oldest entry on each insert (a walk over more ids than it
 // holds: the 1M chain's cold tx reads) piles those holes at the front, up to thousands of them, so each eviction
-// stepped over thousands: `TxByIdJsonCache.set` cost ~7.5 µs a call under eviction against ~0.1 µs with the
+// stepped over thousands: `TxByIdRenderings.set` cost ~7.5 µs a call under eviction against ~0.1 µs with the
 // iterator below (40,000 ids through 10,000 entries, `.tmp` micro-benchmark), 1.5% of the API's CPU profile of
 // the cold tx by id (`bench/profile-http.ts`; bench finding F-api-eviction-iterator).
 //

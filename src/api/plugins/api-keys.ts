@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { caches } from '../../caches.js';
 import { apiKeysVersion, listenForApiKeys, validApiKeys } from '../../store/read/api-keys.js';
 import type { Store } from '../../store/store.js';
 import { insertApiKey, revokeApiKey, touchApiKey } from '../../store/write/api-keys.js';
@@ -121,6 +122,18 @@ export class ApiKeyRegistry {
   /** Reads the keys, then keeps them fresh until `close`. A database that cannot be read now is retried. */
   static async open(store: Store, options: ApiKeyRegistryOptions): Promise<ApiKeyRegistry> {
     const registry = new ApiKeyRegistry(store, options);
+    caches.join(
+      {
+        name: 'API keys',
+        layer: 'access control',
+        key: 'a key id',
+        invalidatedBy:
+          'a key created or revoked: at once in this process, by NOTIFY in the others, else within a few seconds (a check of the table)',
+        bound: "the table's valid keys, and when each one's use was last written",
+        file: 'src/api/plugins/api-keys.ts',
+      },
+      registry,
+    );
     let registered = registries.get(store.db);
     if (!registered) registries.set(store.db, (registered = new Set()));
     registered.add(registry);

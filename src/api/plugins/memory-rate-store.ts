@@ -1,4 +1,5 @@
 import type { FastifyRateLimitStore } from '@fastify/rate-limit';
+import { caches } from '../../caches.js';
 
 interface Window {
   count: number;
@@ -22,6 +23,20 @@ type Callback = (error: Error | null, result?: Result) => void;
 export function memoryRateStore(maxKeys: number) {
   return class MemoryRateStore implements FastifyRateLimitStore {
     private readonly windows = new Map<string, Window>();
+
+    constructor() {
+      caches.join(
+        {
+          name: 'rate-limit windows',
+          layer: 'access control',
+          key: 'a client: its API key, else its IP network',
+          invalidatedBy: "the end of the client's window",
+          bound: `${maxKeys.toLocaleString('en')} clients, the least recently counted forgotten first`,
+          file: 'src/api/plugins/memory-rate-store.ts',
+        },
+        this,
+      );
+    }
 
     incr(key: string, callback: Callback, timeWindow: number) {
       const now = Date.now();

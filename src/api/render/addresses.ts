@@ -3,6 +3,7 @@ import type { AccountBalances } from '../../store/read/balances.js';
 import { EventKind } from '../../store/schema/codes.js';
 import { TransfersOfTx, type AddressBalances } from '../schemas/addresses.js';
 import { Transaction } from '../schemas/transactions.js';
+import { serializerOf } from './serializer.js';
 import { minedTransaction } from './txs.js';
 import type { MinedTxRecord } from '../../store/read/txs.js';
 
@@ -122,8 +123,8 @@ function transfersOfTx(
   return out;
 }
 
-/** Compiled serializers of the response schemas (Fastify's, as `reply.serializeInput` gives them). */
-export type SerializeWith = (schema: typeof Transaction | typeof TransfersOfTx, value: object) => string;
+const writeTx = serializerOf(Transaction);
+const writeTransfers = serializerOf(TransfersOfTx);
 
 /** A tx's rendering as a listing needs it: its JSON text and the fields its transfer totals use. */
 export interface RenderedTx {
@@ -133,9 +134,9 @@ export interface RenderedTx {
 }
 
 /** A mined tx row → its rendering (the tx object without events, serialized by its schema). */
-export function renderedTx(row: MinedTxRecord, serialize: SerializeWith): RenderedTx {
+export function renderedTx(row: MinedTxRecord): RenderedTx {
   return {
-    json: serialize(Transaction, minedTransaction(row)),
+    json: writeTx(minedTransaction(row)),
     sender_address: row.sender_address,
     fee_rate: row.fee_rate,
   };
@@ -143,22 +144,17 @@ export function renderedTx(row: MinedTxRecord, serialize: SerializeWith): Render
 
 /**
  * The JSON text of a transaction with the principal's transfers, as the TransactionWithTransfers schema's
- * serializer writes it, from the tx's rendering (kept or fresh).
+ * serializer writes it, from the tx's rendering (cached or fresh).
  */
-export function txWithTransfersText(
-  tx: RenderedTx,
-  transfers: TransferRecord[],
-  principal: string,
-  serialize: SerializeWith,
-): string {
+export function txWithTransfersText(tx: RenderedTx, transfers: TransferRecord[], principal: string): string {
   // `tx` is the first member: `{"tx":…,` then the others as their own object writes them
-  const rest = serialize(TransfersOfTx, transfersOfTx(tx, transfers, principal));
+  const rest = writeTransfers(transfersOfTx(tx, transfers, principal));
   return `{"tx":${tx.json},${rest.slice(1)}`;
 }
 
 /**
  * The JSON text of a transactions_with_transfers page, as the page schema's serializer writes it, each tx
- * rendered by `txOf` (the caller's: from its row, or a rendering kept from earlier requests). Sorted as
+ * rendered by `txOf` (the caller's: from its row, or a rendering cached by earlier requests). Sorted as
  * upstream re-sorts a page after selecting it in chain order: by height and tx index, newest first (the
  * principal index row's, those of the tx row).
  */
@@ -167,11 +163,10 @@ export function txsWithTransfersPageJson(
   parts: AccountTxParts[],
   principal: string,
   txOf: (part: AccountTxParts) => RenderedTx,
-  serialize: SerializeWith,
 ): string {
   const sorted = [...parts].sort(
     (a, b) => b.key.block_height - a.key.block_height || b.key.tx_index - a.key.tx_index,
   );
-  const results = sorted.map((part) => txWithTransfersText(txOf(part), part.transfers, principal, serialize));
+  const results = sorted.map((part) => txWithTransfersText(txOf(part), part.transfers, principal));
   return `{"limit":${page.limit},"offset":${page.offset},"total":${page.total},"results":[${results.join(',')}]}`;
 }

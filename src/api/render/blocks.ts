@@ -1,5 +1,6 @@
 import type { BlockRecord, BlockWithTxs } from '../../store/read/blocks.js';
-import type { BlockV1, BlockV2 } from '../schemas/blocks.js';
+import { BlockV1, type BlockV2 } from '../schemas/blocks.js';
+import { serializerOf } from './serializer.js';
 import { isoTime } from './time.js';
 
 // Block rows → the v2 and v1 block objects (contract 2.7, 2.8).
@@ -38,7 +39,7 @@ export function blockV2(block: BlockRecord): BlockV2 {
 const ZERO_HASH = '0x' + '0'.repeat(64);
 
 /**
- * The v1 block (contract 2.8), its `txs` left empty: `blockV1Json` splices in the list the block keeps.
+ * The v1 block (contract 2.8), its `txs` left empty: `blockV1Body` splices in the list stored with the block.
  * Built as one literal: object rest/spread made it ~500x slower in V8.
  */
 function blockV1WithoutTxs(block: BlockWithTxs): BlockV1 {
@@ -72,12 +73,13 @@ function blockV1WithoutTxs(block: BlockWithTxs): BlockV1 {
   };
 }
 
+const writeBlockV1 = serializerOf(BlockV1);
 const EMPTY_TXS = '"txs":[]';
 const TXS_KEY = '"txs":';
 
 /**
- * The v1 block as the bytes of its JSON text: `serialize` (the BlockV1 schema's compiled serializer) writes the
- * block with no txs, and the tx-id list, kept by the block as JSON text, is put in its place. Parsing the list
+ * The v1 block as the bytes of its JSON text: the BlockV1 schema's compiled serializer writes the
+ * block with no txs, and the tx-id list, stored with the block as JSON text, is put in its place. Parsing the list
  * (~200 ids) to have the serializer write it back out again cost PostgreSQL's array text parse in the client
  * and the serializer's per-string escape checks. `"txs":[]` appears once: in a string value its quotes would
  * be escaped. test/api/block-by-burn-height.test.ts proves the bytes are what the serializer makes of the
@@ -85,13 +87,13 @@ const TXS_KEY = '"txs":';
  *
  * Bytes, written once, rather than the joined string: a ~15 KB string answer was copied twice more on the
  * JS heap on its way out (Fastify's `Buffer.byteLength` flattens the joined string, Node's http prefixes the
- * head and the socket write flattens that again) and then encoded to UTF-8 in the write, and a kept answer
+ * head and the socket write flattens that again) and then encoded to UTF-8 in the write, and a cached answer
  * was copied once more into a Buffer. On the 1M chain, interleaved with main: ~20% fewer scavenges a request,
  * mark-compacts unchanged, API CPU 157 -> 150 µs a request (medians; bench finding F-api-answer-bytes). An
  * earlier Buffer answer differed: it received the list as raw bytes, and tripled the mark-compacts.
  */
-export function blockV1Body(block: BlockWithTxs, serialize: (block: BlockV1) => string): Buffer {
-  const json = serialize(blockV1WithoutTxs(block));
+export function blockV1Body(block: BlockWithTxs): Buffer {
+  const json = writeBlockV1(blockV1WithoutTxs(block));
   const at = json.indexOf(EMPTY_TXS);
   if (at < 0) throw new Error('the v1 block serializer wrote no empty "txs" list');
   const head = json.slice(0, at + TXS_KEY.length);

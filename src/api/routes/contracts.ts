@@ -1,26 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { findContractDeployments } from '../../store/read/contracts.js';
-import { cachedChainState } from '../../store/read/chain-state.js';
-import { tipTag } from '../cache/etag.js';
-import { keptByEtag } from '../cache/kept-answers.js';
+import { contractAnswers } from '../answers/contract.js';
 import { errorResponses } from '../schemas/common.js';
-import { contractStatuses } from '../render/contracts.js';
 import { ContractStatusQuery, ContractStatusResponse } from '../schemas/contracts.js';
 import { MAX_CONTRACT_IDS } from '../schemas/params.js';
 import type { RouteOptions } from './route-options.js';
-
-/** The distinct requested ids, in request order (their schema checked them). */
-function requestedIds(query: ContractStatusQuery): string[] {
-  return [...new Set(typeof query.contract_id === 'string' ? [query.contract_id] : query.contract_id)];
-}
+import { answerFromCache, send } from './send.js';
 
 export const contractRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
-  // Statuses are kept by their ETag (cache/kept-answers.ts). The ETag is the tip, as upstream's (a mempool
-  // deploy keeps it), but a pending deployment shows in the answer: kept answers are dropped at each mempool
-  // change too. Each answer is < 1 KB per id: the default 8 MB bound keeps thousands of id sets.
-  const kept = keptByEtag(tipTag(store), {
-    generationOf: async (tag) => `${tag}:${(await cachedChainState(store)).mempool_version}`,
-  });
+  const contracts = contractAnswers(store);
   app.get(
     '/extended/v2/smart-contracts/status',
     {
@@ -32,11 +19,9 @@ export const contractRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
         querystring: ContractStatusQuery,
         response: { 200: ContractStatusResponse, ...errorResponses },
       },
-      ...kept,
+      onRequest: answerFromCache(contracts.caches.statuses),
     },
-    async (request) => {
-      const ids = requestedIds(request.query);
-      return contractStatuses(ids, await findContractDeployments(store.sql, ids));
-    },
+    async (request, reply) =>
+      send(request, reply, await contracts.statuses(request, request.query.contract_id)),
   );
 };

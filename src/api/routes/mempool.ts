@@ -1,42 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import { cachedChainState } from '../../store/read/chain-state.js';
-import { MempoolAggregatesCache, mempoolStateKey, type MempoolAggregates } from '../../store/read/mempool.js';
-import { keptByEtag } from '../cache/kept-answers.js';
+import { mempoolAnswers } from '../answers/mempool.js';
 import { errorResponses } from '../schemas/common.js';
-import { mempoolFees, mempoolStats } from '../render/mempool.js';
 import { MempoolFees, MempoolStats } from '../schemas/mempool.js';
 import type { RouteOptions } from './route-options.js';
+import { answerFromCache, send } from './send.js';
 
 export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
-  // One cache for both routes: they read the same aggregates, computed once per mempool state.
-  const cache = new MempoolAggregatesCache();
-  // The snapshot the ETag names is the one the handler serves (it may be the previous one, see the cache).
-  const served = new WeakMap<FastifyRequest, MempoolAggregates>();
-
-  async function snapshot(): Promise<MempoolAggregates> {
-    const state = await cachedChainState(store);
-    return cache.get(store.sql, mempoolStateKey(state), performance.now());
-  }
-
-  const mempoolTag = async (request: FastifyRequest) => {
-    const aggregates = await snapshot();
-    served.set(request, aggregates);
-    return aggregates.mempool_updated_at;
-  };
-  // Kept answers (cache/kept-answers.ts): the rendered body is sent again while the snapshot stays, instead of
-  // rendering and serializing it per request (most of these routes' cost once the aggregates are in memory).
-  // Kept per snapshot, not per tag: the tag (upstream's) is the mempool's update time, while ages move with the tip.
-  // An answer is 1-2 KB: the bound only limits the URLs that differ by query parameters the routes ignore.
-  const keepPerSnapshot = {
-    maxBytes: 256 * 1024,
-    generationOf: (tag: string, request: FastifyRequest) => served.get(request)?.key ?? tag,
-  };
-  const keptStats = keptByEtag(mempoolTag, keepPerSnapshot);
-  const keptFees = keptByEtag(mempoolTag, keepPerSnapshot);
-
-  const aggregates = async (request: FastifyRequest) => served.get(request) ?? snapshot();
-
+  const mempool = mempoolAnswers(store);
   app.get(
     '/extended/v1/tx/mempool/stats',
     {
@@ -48,9 +18,9 @@ export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         tags: ['Mempool'],
         response: { 200: MempoolStats, ...errorResponses },
       },
-      ...keptStats,
+      onRequest: answerFromCache(mempool.caches.stats),
     },
-    async (request) => mempoolStats(await aggregates(request)),
+    async (request, reply) => send(request, reply, await mempool.stats(request)),
   );
 
   app.get(
@@ -64,8 +34,8 @@ export const mempoolRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         tags: ['Mempool'],
         response: { 200: MempoolFees, ...errorResponses },
       },
-      ...keptFees,
+      onRequest: answerFromCache(mempool.caches.fees),
     },
-    async (request) => mempoolFees(await aggregates(request)),
+    async (request, reply) => send(request, reply, await mempool.fees(request)),
   );
 };

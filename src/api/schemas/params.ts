@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { caches } from '../../caches.js';
 import { isValidContractName, isValidStacksAddress } from '../../chain/address.js';
 import { DEMO } from './examples.js';
 import { ParameterError } from './parameter-errors.js';
@@ -24,9 +25,20 @@ type Check = (value: unknown) => string | null;
 
 const C32_PROBLEM = 'is not a c32check-encoded Stacks address (bad characters, length or checksum)';
 
-/** Answers of a pure, costly check (c32check hashes twice), bounded. */
+/** The values a pure, costly check (c32check hashes twice) passed, cached: emptied when full. */
 function remembered(isValid: (value: string) => boolean, max = 10_000): (value: string) => boolean {
   const valid = new Set<string>();
+  caches.join(
+    {
+      name: 'valid addresses',
+      layer: 'memos',
+      key: 'an address of a path or query parameter',
+      invalidatedBy: 'nothing (a pure check)',
+      bound: `${max.toLocaleString('en')} addresses, then emptied`,
+      file: 'src/api/schemas/params.ts',
+    },
+    valid,
+  );
   return (value) => {
     if (valid.has(value)) return true;
     if (!isValid(value)) return false;

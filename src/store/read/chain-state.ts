@@ -1,3 +1,4 @@
+import { caches } from '../../caches.js';
 import type { Sql } from '../db.js';
 import type { Store } from '../store.js';
 import type { ChainTip } from '../schema/rows.js';
@@ -83,13 +84,24 @@ class ChainStateCache {
 }
 
 // One cache per database (stores wrapping the same database share it).
-const caches = new WeakMap<object, ChainStateCache>();
+const perDatabase = new WeakMap<object, ChainStateCache>();
 
 function cacheOf(store: Store): ChainStateCache {
-  let cache = caches.get(store.db);
+  let cache = perDatabase.get(store.db);
   if (!cache) {
     cache = new ChainStateCache();
-    caches.set(store.db, cache);
+    perDatabase.set(store.db, cache);
+    caches.join(
+      {
+        name: 'chain state',
+        layer: 'chain state',
+        key: 'the database',
+        invalidatedBy: `ingest's commit (in this process, or its NOTIFY), a read finding another tip, ${CHAIN_STATE_TTL_MS} ms of age`,
+        bound: 'one row per database',
+        file: 'src/store/read/chain-state.ts',
+      },
+      cache,
+    );
   }
   return cache;
 }

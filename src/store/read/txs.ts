@@ -198,14 +198,23 @@ const minedTxVersions = statement<MinedTxVersion & { tx_id: string }, [txIds: st
 );
 
 /**
+ * The columns of a mempool record (`MempoolTxRecord`) of a row `alias`, its status given by the SQL
+ * expression `status`.
+ */
+export const mempoolRecordColumns = (alias: string, status: string) =>
+  `${columnsOf(alias, DECODED_COLUMNS)}, ${status} AS status, ${alias}.replaced_by_tx_id, ${alias}.receipt_time,
+  ${functionAbi(alias)}`;
+
+/**
  * The status of a mempool row as a read sees it: a pruned row whose tx sits in an unconfirmed microblock
  * shows as pending to anchored reads (`$2`: unanchored), as it is not confirmed yet (docs/upstream.md A.2).
  */
-const mempoolSelect = `SELECT ${columnsOf('m', DECODED_COLUMNS)},
-  CASE WHEN m.pruned AND NOT $2::boolean AND EXISTS (
+const mempoolSelect = `SELECT ${mempoolRecordColumns(
+  'm',
+  `CASE WHEN m.pruned AND NOT $2::boolean AND EXISTS (
       SELECT 1 FROM txs u WHERE u.tx_id = m.tx_id AND ${unconfirmedRow('u')} AND ${canonicalRow('u')})
-    THEN ${MempoolStatus.pending}::smallint ELSE m.status END AS status,
-  m.replaced_by_tx_id, m.receipt_time, ${functionAbi('m')}`;
+    THEN ${MempoolStatus.pending}::smallint ELSE m.status END`,
+)}`;
 
 const mempoolTxById = statement<MempoolTxRecord, [txId: string, unanchored: boolean]>(
   `${mempoolSelect} FROM mempool_txs m WHERE m.tx_id = $1`,
@@ -327,7 +336,7 @@ export type MinedTxVersionReader = (
  * visibility rule, `minedTxVersionsWhere`), a read alone in its turn by `findMinedTxVersion`'s own. The answers
  * are the same (test/api/batched-tx-reads.test.ts compares both for every tx of recorded chains). Why: this
  * key read is what `GET /extended/v1/tx/:tx_id` runs for a tx whose rendering is kept (cache/rendered-txs.ts)
- * but whose whole answer is not (kept-answers.ts): the small chain's cold case, one statement per request
+ * but whose whole answer is not (api/cache/answer-cache.ts): the small chain's cold case, one statement per request
  * (60 µs of API and 13 µs of PostgreSQL CPU per request; bench finding F-read-batched-reads).
  */
 export function batchedMinedTxVersionReads(sqlOf: () => Sql): MinedTxVersionReader {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import Fastify from 'fastify';
-import { clientHasVersion } from '../../src/api/cache/etag.js';
-import { CacheMemory, ENTRY_BYTES } from '../../src/api/cache/cache-memory.js';
-import { KeptAnswers, keptByEtag, keptWithOwnTags } from '../../src/api/cache/kept-answers.js';
+import { holds, jsonAnswer, notModified } from '../../src/api/answers/answer.js';
+import { AnswerCache, type AnswerCacheOptions } from '../../src/api/cache/answer-cache.js';
+import { ENTRY_BYTES } from '../../src/api/cache/entry-bytes.js';
+import { answerFromCache, send } from '../../src/api/routes/send.js';
+import { CacheRegistry } from '../../src/caches.js';
 import { freshApiServer, startTestApi } from '../support/api.js';
 import { addressOf, ev, transferTx } from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
@@ -14,65 +16,69 @@ const ALICE = addressOf('alice');
 const BOB = addressOf('bob');
 const DAVE = addressOf('dave');
 
-describe('answers kept by their ETag', () => {
+/** An answer cache of these tests, counted against `registry` (its own bound unless given). */
+const answerCache = (options: Omit<AnswerCacheOptions, 'name' | 'file'> = {}) =>
+  new AnswerCache({ name: 'test answers', file: 'test', registry: new CacheRegistry(1e9), ...options });
+
+describe('answers cached by their ETag', () => {
   test('found only under the tag they were made with; a new tag drops all; bounded in bytes', () => {
     // each entry counts its body, its key, its own tag and mempool version when it has them, and ENTRY_BYTES for
-    // the objects holding them; a small body is kept as text (cache-memory.ts)
+    // the objects holding them; a small body is cached as text (answer-cache.ts)
     const entry = (bytes: number) => bytes + ENTRY_BYTES;
-    const kept = new KeptAnswers({ maxBytes: 5 * entry(20), memory: new CacheMemory(1e9) });
+    const cached = answerCache({ maxBytes: 5 * entry(20) });
     const answer = (text: string) => ({ body: Buffer.from(text) });
-    assert.equal(kept.get('t1', '/a'), undefined);
-    kept.set('t1', '/a', answer('a'.repeat(18)));
-    kept.set('t1', '/b', answer('b'.repeat(18)));
-    assert.equal(kept.get('t1', '/a')?.body, 'a'.repeat(18));
-    assert.equal(kept.bytes, 2 * entry(20));
-    // made under a tag that is no longer current: not kept
-    kept.set('t0', '/c', answer('c'));
-    assert.equal(kept.size, 2);
-    // more than a quarter of the bound: never kept
-    kept.set('t1', '/big', answer('x'.repeat(entry(0) / 4 + 100)));
-    assert.equal(kept.get('t1', '/big'), undefined);
+    assert.equal(cached.get('t1', '/a'), undefined);
+    cached.set('t1', '/a', answer('a'.repeat(18)));
+    cached.set('t1', '/b', answer('b'.repeat(18)));
+    assert.equal(cached.get('t1', '/a')?.body, 'a'.repeat(18));
+    assert.equal(cached.bytes, 2 * entry(20));
+    // made under a tag that is no longer current: not cached
+    cached.set('t0', '/c', answer('c'));
+    assert.equal(cached.size, 2);
+    // more than a quarter of the bound: never cached
+    cached.set('t1', '/big', answer('x'.repeat(entry(0) / 4 + 100)));
+    assert.equal(cached.get('t1', '/big'), undefined);
     // the oldest leave first once the bound is reached: 5 entries of 20 bytes fit, a 6th evicts /a
-    for (const k of ['/c', '/d', '/e', '/f']) kept.set('t1', k, answer('z'.repeat(18)));
-    assert.equal(kept.bytes, 5 * entry(20));
-    assert.equal(kept.get('t1', '/a'), undefined);
-    assert.equal(kept.get('t1', '/b')?.body.length, 18);
-    assert.equal(kept.size, 5);
+    for (const k of ['/c', '/d', '/e', '/f']) cached.set('t1', k, answer('z'.repeat(18)));
+    assert.equal(cached.bytes, 5 * entry(20));
+    assert.equal(cached.get('t1', '/a'), undefined);
+    assert.equal(cached.get('t1', '/b')?.body.length, 18);
+    assert.equal(cached.size, 5);
     // replacing an entry counts only the new one; a tag and a mempool version count too
-    kept.set('t1', '/f', { body: Buffer.from('ff'), etag: 'e'.repeat(10), mempool: '17' });
-    assert.equal(kept.bytes, 4 * entry(20) + entry(2 + 2 + 10 + 2));
-    assert.deepEqual(kept.get('t1', '/f'), { body: 'ff', etag: 'e'.repeat(10), mempool: '17' });
+    cached.set('t1', '/f', { body: Buffer.from('ff'), etag: 'e'.repeat(10), mempool: '17' });
+    assert.equal(cached.bytes, 4 * entry(20) + entry(2 + 2 + 10 + 2));
+    assert.deepEqual(cached.get('t1', '/f'), { body: 'ff', etag: 'e'.repeat(10), mempool: '17' });
     // another tag (a new block, a reorg, a mempool change): nothing of the previous tag is answered
-    assert.equal(kept.get('t2', '/b'), undefined);
-    assert.equal(kept.size, 0);
-    assert.equal(kept.bytes, 0);
-    assert.equal(kept.get('t1', '/b'), undefined, 'the old tag does not bring them back');
+    assert.equal(cached.get('t2', '/b'), undefined);
+    assert.equal(cached.size, 0);
+    assert.equal(cached.bytes, 0);
+    assert.equal(cached.get('t1', '/b'), undefined, 'the old tag does not bring them back');
   });
 
-  test('kept bodies retain what they count: small ones as text, large ones in a store of their own', () => {
-    const kept = new KeptAnswers({ memory: new CacheMemory(1e9) });
-    kept.get('t1', '/');
-    // a small Buffer is a slice of an 8 KB pool slab: kept as text, it pins no slab
+  test('cached bodies retain what they count: small ones as text, large ones in a store of their own', () => {
+    const cached = answerCache();
+    cached.get('t1', '/');
+    // a small Buffer is a slice of an 8 KB pool slab: cached as text, it pins no slab
     const small = Buffer.from('{"a":1}');
     assert.ok(small.buffer.byteLength > small.length, 'a pooled slice');
-    kept.set('t1', '/small', { body: small });
-    assert.equal(kept.get('t1', '/small')?.body, '{"a":1}');
+    cached.set('t1', '/small', { body: small });
+    assert.equal(cached.get('t1', '/small')?.body, '{"a":1}');
     // a large slice of a larger store is copied into a store of its own size
     const store = Buffer.alloc(64 * 1024, 'x');
-    kept.set('t1', '/large', { body: store.subarray(0, 20_000) });
-    const large = kept.get('t1', '/large')!.body as Buffer;
+    cached.set('t1', '/large', { body: store.subarray(0, 20_000) });
+    const large = cached.get('t1', '/large')!.body as Buffer;
     assert.equal(large.length, 20_000);
     assert.equal(large.buffer.byteLength, 20_000);
-    assert.equal(kept.bytes, entry7('/small') + 20_000 + '/large'.length + ENTRY_BYTES);
+    assert.equal(cached.bytes, entry7('/small') + 20_000 + '/large'.length + ENTRY_BYTES);
     function entry7(key: string) {
       return 7 + key.length + ENTRY_BYTES;
     }
   });
 
   test("the process's bound: all caches together, the one holding the most gives back its oldest first", () => {
-    const memory = new CacheMemory(10 * ENTRY_BYTES + 1000);
-    const a = new KeptAnswers({ memory });
-    const b = new KeptAnswers({ memory });
+    const memory = new CacheRegistry(10 * ENTRY_BYTES + 1000);
+    const a = answerCache({ registry: memory });
+    const b = answerCache({ registry: memory });
     a.get('g', '/');
     b.get('g', '/');
     const body = (n: number) => ({ body: 'x'.repeat(n) });
@@ -88,64 +94,104 @@ describe('answers kept by their ETag', () => {
     assert.equal(b.size, 5);
     assert.equal(a.get('g', '/0'), undefined, "a's oldest left");
     assert.equal(a.get('g', '/5')?.body, 'x');
-    // an entry larger than the whole bound is not kept, and evicts nothing
+    // an entry larger than the whole bound is not cached, and evicts nothing
     const before = memory.bytes;
-    const huge = new KeptAnswers({ memory, maxBytes: 1e9 });
+    const huge = answerCache({ registry: memory, maxBytes: 1e9 });
     huge.get('g', '/');
     huge.set('g', '/huge', body(20 * ENTRY_BYTES));
     assert.equal(huge.size, 0);
     assert.equal(memory.bytes, before);
   });
 
-  test('keepOnSecondAsk: kept on the second ask of a key under a generation; a long walk keeps nothing', () => {
+  test('cacheOnSecondAsk: cached on the second ask of a key under a generation; a long walk caches nothing', () => {
     // 8 KB of bound, 8 KB typical answers: the keys asked once are the latest 2 (2 * maxBytes / typical)
-    const kept = new KeptAnswers({ maxBytes: 8192, keepOnSecondAsk: true, typicalAnswerBytes: 8192 });
+    const cached = answerCache({ maxBytes: 8192, cacheOnSecondAsk: true, typicalAnswerBytes: 8192 });
     const answer = { body: 'x', etag: 'e' };
-    assert.equal(kept.get('g1', '/a'), undefined);
-    assert.equal(kept.admits('g0', '/a'), false, 'not under an old generation');
-    assert.equal(kept.admits('g1', '/a'), false, 'first ask');
-    assert.equal(kept.admits('g1', '/a'), true, 'second ask');
-    kept.set('g1', '/a', answer);
-    assert.deepEqual(kept.get('g1', '/a'), answer);
+    assert.equal(cached.get('g1', '/a'), undefined);
+    assert.equal(cached.admits('g0', '/a'), false, 'not under an old generation');
+    assert.equal(cached.admits('g1', '/a'), false, 'first ask');
+    assert.equal(cached.admits('g1', '/a'), true, 'second ask');
+    cached.set('g1', '/a', answer);
+    assert.deepEqual(cached.get('g1', '/a'), answer);
     // a walk over more keys than are remembered: none is ever admitted, /a stays
     for (let round = 0; round < 2; round += 1) {
-      for (const key of ['/w1', '/w2', '/w3']) assert.equal(kept.admits('g1', key), false, key);
+      for (const key of ['/w1', '/w2', '/w3']) assert.equal(cached.admits('g1', key), false, key);
     }
-    assert.deepEqual(kept.get('g1', '/a'), answer);
+    assert.deepEqual(cached.get('g1', '/a'), answer);
     // asked again soon enough: admitted
-    assert.equal(kept.admits('g1', '/w3'), true);
+    assert.equal(cached.admits('g1', '/w3'), true);
     // a new generation forgets the keys asked once (/w2 was one of them)
-    assert.equal(kept.get('g2', '/a'), undefined);
-    assert.equal(kept.admits('g2', '/w2'), false);
+    assert.equal(cached.get('g2', '/a'), undefined);
+    assert.equal(cached.admits('g2', '/w2'), false);
     // without the option, every answer is admitted
-    const eager = new KeptAnswers({ maxBytes: 8192 });
+    const eager = answerCache({ maxBytes: 8192 });
     eager.get('g1', '/a');
     assert.equal(eager.admits('g1', '/a'), true);
   });
 
-  test('a kept answer is served before validation, only for a URL whose answer was kept; 304 and 400 as before', async () => {
-    // A real Fastify route with a validated query, counting what runs: a kept answer's URL skips validation
+  test('an answer that shows the mempool is cached only by a cache that declares it, and per mempool version', async () => {
+    let mempool = 'm1';
+    const state = { read: async () => ({ generation: 'g1', mempool }), invalidatedBy: 'test' };
+    // a cache whose row (docs/caching.md) says the mempool plays no part refuses such an answer
+    const silent = answerCache({ state });
+    await assert.rejects(
+      silent.made(async () => jsonAnswer('{"pending":1}', 't1', true)),
+      /test answers: an answer shows the mempool, and the cache does not declare it/,
+    );
+    const declared = answerCache({ state, showsMempool: 'some answers' });
+    // the route's hook looks first, as for every request
+    assert.equal(await declared.lookup('/pending'), undefined, 'nothing cached yet');
+    const answer = await declared.made(async () => jsonAnswer('{"pending":1}', 't1', true));
+    assert.equal(answer.status, 200);
+    assert.ok(answer.status === 200 && answer.cacheable, 'made under a state that stayed: cacheable');
+    declared.add('/pending', answer, answer.cacheable.state);
+    assert.deepEqual(await declared.lookup('/pending'), { body: '{"pending":1}', etag: 't1', mempool: 'm1' });
+    mempool = 'm2';
+    assert.equal(await declared.lookup('/pending'), undefined, 'another mempool version');
+  });
+
+  test('a cached answer is served before validation, only for a URL whose answer was cached; 304 and 400 as before', async () => {
+    // A real Fastify route with a validated query, counting what runs: a cached answer's URL skips validation
     // (the schema's pattern and the preValidation hook) and the handler; any other URL goes through both.
     let tag = 't1';
     const ran = { preValidation: 0, handler: 0 };
     const app = Fastify();
-    const byTag = keptByEtag(async () => tag);
-    const byOwnTag = keptWithOwnTags(async () => ({ generation: tag, mempool: 'm1' }));
+    // answers made under the state `tag`: /tagged is tagged by that state, /own by what its handler read
+    const state = { read: async () => ({ generation: tag, mempool: 'm1' }), invalidatedBy: 'a new tag' };
+    const byTag = answerCache({ state });
+    const byOwnTag = answerCache({ state });
     const schema = {
       querystring: { type: 'object', properties: { id: { type: 'string', pattern: '^[a-z]+$' } } },
     };
     const preValidation = async () => {
       ran.preValidation += 1;
     };
-    app.get('/tagged', { schema, preValidation, ...byTag }, async (request) => {
-      ran.handler += 1;
-      return { id: (request.query as { id: string }).id, handler: ran.handler };
-    });
-    app.get('/own', { schema, preValidation, ...byOwnTag }, async (request, reply) => {
-      ran.handler += 1;
-      clientHasVersion(request, reply, `own-${tag}`); // the tag of what the handler read
-      return { id: (request.query as { id: string }).id, handler: ran.handler };
-    });
+    const body = (request: { query: unknown }) =>
+      JSON.stringify({ id: (request.query as { id: string }).id, handler: ran.handler });
+    app.get(
+      '/tagged',
+      { schema, preValidation, onRequest: answerFromCache(byTag) },
+      async (request, reply) => {
+        const answer = await byTag.made(async () => {
+          if (holds(request, tag)) return notModified(tag);
+          ran.handler += 1;
+          return jsonAnswer(body(request), tag);
+        });
+        return send(request, reply, answer);
+      },
+    );
+    app.get(
+      '/own',
+      { schema, preValidation, onRequest: answerFromCache(byOwnTag) },
+      async (request, reply) => {
+        // the tag of what the handler read
+        const answer = await byOwnTag.made(async () => {
+          ran.handler += 1;
+          return jsonAnswer(body(request), `own-${tag}`);
+        });
+        return send(request, reply, answer);
+      },
+    );
     try {
       for (const route of ['/tagged', '/own']) {
         const etag = route === '/own' ? '"own-t1"' : '"t1"';
@@ -153,18 +199,18 @@ describe('answers kept by their ETag', () => {
         const fresh = await app.inject({ url: `${route}?id=abc` });
         assert.equal(fresh.statusCode, 200, route);
         const afterFresh = count();
-        const kept = await app.inject({ url: `${route}?id=abc` });
+        const cached = await app.inject({ url: `${route}?id=abc` });
         assert.deepEqual(
           count(),
           afterFresh,
-          `${route}: a kept answer runs neither validation nor the handler`,
+          `${route}: a cached answer runs neither validation nor the handler`,
         );
-        assert.equal(kept.body, fresh.body);
-        assert.equal(kept.headers.etag, etag);
-        assert.equal(kept.headers.etag, fresh.headers.etag);
-        assert.equal(kept.headers['content-type'], 'application/json; charset=utf-8');
-        assert.equal(kept.headers['cache-control'], fresh.headers['cache-control']);
-        // the client holds it: 304 from the kept entry, still without validation
+        assert.equal(cached.body, fresh.body);
+        assert.equal(cached.headers.etag, etag);
+        assert.equal(cached.headers.etag, fresh.headers.etag);
+        assert.equal(cached.headers['content-type'], 'application/json; charset=utf-8');
+        assert.equal(cached.headers['cache-control'], fresh.headers['cache-control']);
+        // the client holds it: 304 from the cached entry, still without validation
         const notModified = await app.inject({ url: `${route}?id=abc`, headers: { 'if-none-match': etag } });
         assert.equal(notModified.statusCode, 304);
         assert.equal(notModified.body, '');
@@ -177,12 +223,12 @@ describe('answers kept by their ETag', () => {
         }
         assert.equal(ran.preValidation, afterFresh.preValidation + 2);
         assert.equal(ran.handler, afterFresh.handler);
-        // another valid URL, and a HEAD of the kept one, are made fresh
+        // another valid URL, and a HEAD of the cached one, are made fresh
         assert.equal((await app.inject({ url: `${route}?id=xyz` })).json().id, 'xyz');
         assert.equal((await app.inject({ method: 'HEAD', url: `${route}?id=abc` })).statusCode, 200);
         assert.equal(ran.handler, afterFresh.handler + 2);
       }
-      // a new tag: nothing kept under the old one is served, before validation or after
+      // a new tag: nothing cached under the old one is served, before validation or after
       tag = 't2';
       const before = ran.handler;
       for (const route of ['/tagged', '/own']) {
@@ -199,7 +245,7 @@ describe('answers kept by their ETag', () => {
     }
   });
 
-  test('a kept page equals a fresh one byte for byte, and a new block or a reorg is never answered from the previous tip', async () => {
+  test('a cached page equals a fresh one byte for byte, and a new block or a reorg is never answered from the previous tip', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
     const fresh = await freshApiServer(store);
     try {
@@ -224,7 +270,7 @@ describe('answers kept by their ETag', () => {
         assert.equal(res.statusCode, 200, url);
         return res;
       };
-      // one tx with transfers: rendered from its row first (no request rendered it yet), then from the kept
+      // one tx with transfers: rendered from its row first (no request rendered it yet), then from the cached
       // rendering of the tx, the same bytes
       const oneTx = `/extended/v1/address/${BOB}/${toBob.txid}/with_transfers`;
       const rendered = await get(oneTx);
@@ -235,23 +281,23 @@ describe('answers kept by their ETag', () => {
 
       for (const url of urls) {
         const first = await get(url);
-        const kept = await get(url);
+        const cached = await get(url);
         const other = await fresh.inject({ method: 'GET', url });
-        assert.equal(kept.body, first.body, url);
-        assert.equal(kept.body, other.body, `${url}: kept = fresh`);
-        assert.equal(kept.headers.etag, first.headers.etag);
-        assert.equal(kept.headers['content-type'], 'application/json; charset=utf-8');
-        assert.equal(kept.headers['cache-control'], 'public, no-cache, must-revalidate');
+        assert.equal(cached.body, first.body, url);
+        assert.equal(cached.body, other.body, `${url}: cached = fresh`);
+        assert.equal(cached.headers.etag, first.headers.etag);
+        assert.equal(cached.headers['content-type'], 'application/json; charset=utf-8');
+        assert.equal(cached.headers['cache-control'], 'public, no-cache, must-revalidate');
       }
-      // kept, not re-read: a change behind the API's back (no new chain state) shows only on the fresh server
+      // cached, not re-read: a change behind the API's back (no new chain state) shows only on the fresh server
       await store.sql`UPDATE stx_balances SET total_received = total_received + 1000 WHERE principal = ${BOB}`;
-      assert.equal((await get(urls[2])).json().stx.balance, '507', 'the kept answer');
+      assert.equal((await get(urls[2])).json().stx.balance, '507', 'the cached answer');
       const unkept = `${urls[2]}?unanchored=false`; // a URL neither server has answered yet
       assert.equal((await fresh.inject({ method: 'GET', url: unkept })).json().stx.balance, '1507');
       await store.sql`UPDATE stx_balances SET total_received = total_received - 1000 WHERE principal = ${BOB}`;
       assert.equal((await get(urls[0])).json().total, 2);
       assert.equal((await get(urls[2])).json().stx.balance, '507');
-      // a 304 still comes before the kept body
+      // a 304 still comes before the cached body
       const tag = (await get(urls[0])).headers.etag as string;
       const notModified = await app.inject({
         method: 'GET',
@@ -305,7 +351,7 @@ describe('answers kept by their ETag', () => {
     }
   });
 
-  test('mempool stats and fees are kept per snapshot: a new block ages them at once, a new tx shows at once', async () => {
+  test('mempool stats and fees are cached per snapshot: a new block ages them at once, a new tx shows at once', async () => {
     const { chain, app, close } = await startTestApi({ engine: 'postgres' });
     try {
       await chain.block();
@@ -314,9 +360,9 @@ describe('answers kept by their ETag', () => {
       const fees = '/extended/v2/mempool/fees';
       const before = await app.inject({ method: 'GET', url: stats });
       assert.deepEqual(before.json().tx_ages.token_transfer, { p25: 1, p50: 1, p75: 1, p95: 1 });
-      const kept = await app.inject({ method: 'GET', url: stats });
-      assert.equal(kept.body, before.body);
-      assert.equal(kept.headers.etag, before.headers.etag);
+      const cached = await app.inject({ method: 'GET', url: stats });
+      assert.equal(cached.body, before.body);
+      assert.equal(cached.headers.etag, before.headers.etag);
       assert.equal((await app.inject({ method: 'GET', url: fees })).json().all.medium_priority, 300);
 
       // A block that mines nothing of the mempool still moves the ages.
@@ -336,7 +382,7 @@ describe('answers kept by their ETag', () => {
     }
   });
 
-  test('balances are kept per mempool version: a pending tx shows at once', async () => {
+  test('balances are cached per mempool version: a pending tx shows at once', async () => {
     const { chain, app, close } = await startTestApi({ engine: 'postgres' });
     try {
       await chain.block({

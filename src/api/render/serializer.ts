@@ -1,5 +1,6 @@
 import fastJsonStringify from 'fast-json-stringify';
 import type { FastifyInstance } from 'fastify';
+import type { Static, TSchema } from 'typebox';
 
 // Answers are written by the compiled serializer of their response schema, and their keys must come in the
 // original API's order (clients diff and hash the text; the conformance test compares the order too).
@@ -42,7 +43,21 @@ function withoutRequired(schema: unknown, keepRequired = false): unknown {
   return out;
 }
 
+/** The compiled serializer of `schema`, writing the keys in the schema's order. */
+function compile(schema: unknown): (value: unknown) => string {
+  return fastJsonStringify(withoutRequired(schema) as object);
+}
+
+/**
+ * The serializer of an answer's schema, compiled once (at module load, beside the schema's users): the answer
+ * modules write their JSON text with it, Fastify's response serializer being the same function of the same
+ * schema.
+ */
+export function serializerOf<Schema extends TSchema>(schema: Schema): (value: Static<Schema>) => string {
+  return compile(schema);
+}
+
 /** Every response of `app` (routes registered after this) is written with its keys in the schema's order. */
 export function registerKeyOrderSerializer(app: FastifyInstance): void {
-  app.setSerializerCompiler(({ schema }) => fastJsonStringify(withoutRequired(schema) as object));
+  app.setSerializerCompiler(({ schema }) => compile(schema));
 }

@@ -9,8 +9,8 @@ after(stopOwnCluster);
 const ALICE = addressOf('alice');
 const BOB = addressOf('bob');
 
-describe('block and contract-status answers kept by their ETag', () => {
-  test('a kept block equals a fresh one byte for byte; a new block or a reorg is never answered from the previous tip', async () => {
+describe('block and contract-status answers cached by their ETag', () => {
+  test('a cached block equals a fresh one byte for byte; a new block or a reorg is never answered from the previous tip', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
     const fresh = await freshApiServer(store);
     try {
@@ -24,7 +24,7 @@ describe('block and contract-status answers kept by their ETag', () => {
         txs: [{ tx: await transfer(1, 6), events: [ev.stxTransfer(ALICE, BOB, 6)] }],
       });
       const byBurn2 = `/extended/v1/block/by_burn_block_height/${a2.burn_block_height}`;
-      const contract = `${ALICE}.kept`;
+      const contract = `${ALICE}.cached`;
       const status = `/extended/v2/smart-contracts/status?contract_id=${contract}&contract_id=${ALICE}.none`;
       const urls = [
         byBurn2,
@@ -39,34 +39,34 @@ describe('block and contract-status answers kept by their ETag', () => {
         return res;
       };
       const sameAsFresh = async (url: string) => {
-        const kept = await get(url);
+        const cached = await get(url);
         const other = await fresh.inject({ method: 'GET', url });
-        assert.equal(kept.body, other.body, `${url}: kept = fresh`);
-        assert.equal(kept.headers.etag, other.headers.etag, url);
-        return kept;
+        assert.equal(cached.body, other.body, `${url}: cached = fresh`);
+        assert.equal(cached.headers.etag, other.headers.etag, url);
+        return cached;
       };
       for (const url of urls) {
         const first = await get(url);
-        const kept = await get(url);
-        assert.equal(kept.body, first.body, url);
-        assert.equal(kept.headers.etag, first.headers.etag);
-        assert.equal(kept.headers['content-type'], 'application/json; charset=utf-8');
-        assert.equal(kept.headers['cache-control'], 'public, no-cache, must-revalidate');
+        const cached = await get(url);
+        assert.equal(cached.body, first.body, url);
+        assert.equal(cached.headers.etag, first.headers.etag);
+        assert.equal(cached.headers['content-type'], 'application/json; charset=utf-8');
+        assert.equal(cached.headers['cache-control'], 'public, no-cache, must-revalidate');
         await sameAsFresh(url);
       }
       assert.equal((await get(byBurn2)).json().hash, a2.block_hash);
       assert.equal((await get(byBurn2)).json().txs.length, 1);
       assert.equal((await get('/extended/v2/blocks/latest')).json().hash, a2.block_hash);
 
-      // kept, not re-read: a change behind the API's back (no new chain state) shows only on the fresh server
+      // cached, not re-read: a change behind the API's back (no new chain state) shows only on the fresh server
       await store.sql`UPDATE blocks SET block_time = block_time + 1000 WHERE index_block_hash = ${a2.index_block_hash}`;
       const keptTime = (await get('/extended/v2/blocks/2')).json().block_time;
       const freshTime = (await fresh.inject({ method: 'GET', url: '/extended/v2/blocks/2?x=1' })).json()
         .block_time;
-      assert.equal(freshTime, keptTime + 1000, 'the kept answer is sent, not a fresh read');
+      assert.equal(freshTime, keptTime + 1000, 'the cached answer is sent, not a fresh read');
       await store.sql`UPDATE blocks SET block_time = block_time - 1000 WHERE index_block_hash = ${a2.index_block_hash}`;
 
-      // one height's tag does not drop another's: both still kept under the same tip
+      // one height's tag does not drop another's: both still cached under the same tip
       const tag2 = (await get('/extended/v2/blocks/2')).headers.etag as string;
       const tag1 = (await get('/extended/v2/blocks/1')).headers.etag as string;
       assert.notEqual(tag1, tag2);
@@ -75,14 +75,14 @@ describe('block and contract-status answers kept by their ETag', () => {
         url: '/extended/v2/blocks/2',
         headers: { 'if-none-match': tag2 },
       });
-      assert.equal(notModified.statusCode, 304, 'a 304 still comes before the kept body');
+      assert.equal(notModified.statusCode, 304, 'a 304 still comes before the cached body');
       assert.equal(notModified.body, '');
 
-      // a deploy reaches the mempool: the tip tag stays, the kept status does not
+      // a deploy reaches the mempool: the tip tag stays, the cached status does not
       assert.deepEqual((await get(status)).json()[contract], { found: false });
       const deploy = await deployTx({
         from: 'alice',
-        name: 'kept',
+        name: 'cached',
         nonce: 3,
         fee: 10,
         code: '(define-read-only (n) u1)',
@@ -122,7 +122,7 @@ describe('block and contract-status answers kept by their ETag', () => {
     }
   });
 
-  test('a block named by its hash or index hash is kept from its second ask, and dropped with the tip (a reorg)', async () => {
+  test('a block named by its hash or index hash is cached from its second ask, and dropped with the tip (a reorg)', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
     try {
       const b1 = await chain.block({});
@@ -148,7 +148,7 @@ describe('block and contract-status answers kept by their ETag', () => {
         assert.equal(first.status, 200, url);
         assert.equal(first.etag, `"${tip}:${hash}"`, url);
         assert.equal(first.body.canonical, true);
-        // asked once: not kept, a change behind the API's back shows on the second ask, which is kept
+        // asked once: not cached, a change behind the API's back shows on the second ask, which is cached
         await bump(1000);
         const second = await ask(url);
         assert.equal(
@@ -162,7 +162,7 @@ describe('block and contract-status answers kept by their ETag', () => {
         assert.equal(third.etag, first.etag);
       }
 
-      // a fork from block 1 overtakes: a2 is no longer canonical, and its kept answers go with the old tip
+      // a fork from block 1 overtakes: a2 is no longer canonical, and its cached answers go with the old tip
       const f2 = await chain.block({ parent: b1 });
       assert.equal(
         (await ask(`/extended/v2/blocks/${f2.block_hash}`)).status,
@@ -185,7 +185,7 @@ describe('block and contract-status answers kept by their ETag', () => {
     }
   });
 
-  test('a walk over more heights than the bound holds keeps and evicts nothing; a height asked twice is kept', async () => {
+  test('a walk over more heights than the bound holds caches and evicts nothing; a height asked twice is cached', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
     try {
       const b1 = await chain.block({});
@@ -196,7 +196,7 @@ describe('block and contract-status answers kept by their ETag', () => {
         assert.equal(res.statusCode, 200, url);
         return (res.json() as { block_time: number }).block_time;
       };
-      // asked twice: kept (the second answer is the one kept)
+      // asked twice: cached (the second answer is the one cached)
       const hot = ['/extended/v2/blocks/2', byBurn];
       const before = new Map<string, number>();
       for (const url of hot) {
@@ -206,15 +206,15 @@ describe('block and contract-status answers kept by their ETag', () => {
       // a walk: each URL once (the query string makes each its own key), more than either route remembers
       const walk = (i: number) => [`/extended/v2/blocks/2?walk=${i}`, `${byBurn}?walk=${i}`];
       for (let i = 0; i < 2500; i += 1) for (const url of walk(i)) await blockTime(url);
-      // behind the API's back (no new chain state): a kept answer still shows the old time, a fresh read the new
+      // behind the API's back (no new chain state): a cached answer still shows the old time, a fresh read the new
       await store.sql`UPDATE blocks SET block_time = block_time + 1000 WHERE index_block_hash = ${b2.index_block_hash}`;
       for (const url of hot)
-        assert.equal(await blockTime(url), before.get(url), `${url}: still kept after the walk`);
+        assert.equal(await blockTime(url), before.get(url), `${url}: still cached after the walk`);
       for (const url of walk(0)) {
         assert.equal(
           await blockTime(url),
           before.get(url.split('?')[0])! + 1000,
-          `${url}: asked once long ago, not kept`,
+          `${url}: asked once long ago, not cached`,
         );
       }
       for (const url of walk(2499)) {
@@ -223,7 +223,7 @@ describe('block and contract-status answers kept by their ETag', () => {
           before.get(url.split('?')[0])! + 1000,
           `${url}: its second ask is read`,
         );
-        assert.equal(await blockTime(url), before.get(url.split('?')[0])! + 1000, `${url}: and kept`);
+        assert.equal(await blockTime(url), before.get(url.split('?')[0])! + 1000, `${url}: and cached`);
       }
       await store.sql`UPDATE blocks SET block_time = block_time - 1000 WHERE index_block_hash = ${b2.index_block_hash}`;
       for (const url of walk(2499)) {

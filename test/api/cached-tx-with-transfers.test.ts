@@ -4,17 +4,17 @@ import { freshApiServer, startTestApi } from '../support/api.js';
 import { addressOf, ev, transferTx, transferWithEvent } from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
 
-// `GET /extended/v1/address/:principal/:tx_id/with_transfers` keeps its answers by the chain tag (tip and
+// `GET /extended/v1/address/:principal/:tx_id/with_transfers` caches its answers by the chain tag (tip and
 // microblock), from their second ask (src/api/routes/addresses.ts). A change made behind the API's back (an
-// event's amount, no new chain state) tells a kept answer from a fresh read.
+// event's amount, no new chain state) tells a cached answer from a fresh read.
 
 after(stopOwnCluster);
 
 const ALICE = addressOf('alice');
 const BOB = addressOf('bob');
 
-describe('tx with transfers kept by its ETag', () => {
-  test('kept from its second ask (same bytes, same ETag); a new block drops it; a reorg that orphans the tx answers 404', async () => {
+describe('tx with transfers cached by its ETag', () => {
+  test('cached from its second ask (same bytes, same ETag); a new block drops it; a reorg that orphans the tx answers 404', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
     const fresh = await freshApiServer(store);
     try {
@@ -48,10 +48,10 @@ describe('tx with transfers kept by its ETag', () => {
       assert.equal(JSON.parse(first.body).stx_received, '500');
       assert.equal(JSON.parse(first.body).tx.block_hash, a2.block_hash);
       await bump(1000);
-      assert.equal(await received(url), '1500', 'asked once: not kept, the second ask reads');
+      assert.equal(await received(url), '1500', 'asked once: not cached, the second ask reads');
       await bump(-1000);
       const third = await ask(url);
-      assert.equal(JSON.parse(third.body).stx_received, '1500', 'the second answer is kept');
+      assert.equal(JSON.parse(third.body).stx_received, '1500', 'the second answer is cached');
       assert.equal(third.etag, first.etag);
       assert.equal(third.res.headers['content-type'], 'application/json; charset=utf-8');
       assert.equal(third.res.headers['cache-control'], 'public, no-cache, must-revalidate');
@@ -59,7 +59,7 @@ describe('tx with transfers kept by its ETag', () => {
       assert.equal(JSON.parse(truth.body).stx_received, '500', 'the database holds 500 again');
       assert.equal(truth.body, first.body, 'a fresh read gives the first answer, byte for byte');
 
-      // an answer kept with nothing changed behind its back is the fresh one, byte for byte and tag
+      // an answer cached with nothing changed behind its back is the fresh one, byte for byte and tag
       await ask(earlyUrl);
       await ask(earlyUrl);
       const keptEarly = await ask(earlyUrl);
@@ -68,12 +68,12 @@ describe('tx with transfers kept by its ETag', () => {
       assert.equal(keptEarly.etag, freshEarly.headers.etag);
       assert.equal(JSON.parse(keptEarly.body).stx_received, '5');
 
-      // a 304 still comes before the kept body
+      // a 304 still comes before the cached body
       const notModified = await ask(url, { 'if-none-match': first.etag as string });
       assert.equal(notModified.status, 304);
       assert.equal(notModified.body, '');
 
-      // a new block: a new tag, and the kept answer is gone (the change behind the API's back now shows)
+      // a new block: a new tag, and the cached answer is gone (the change behind the API's back now shows)
       await bump(1000);
       const a3 = await chain.block({
         parent: a2,
@@ -83,7 +83,7 @@ describe('tx with transfers kept by its ETag', () => {
       assert.equal(afterBlock.etag, `"${a3.index_block_hash}:0x"`);
       assert.equal(JSON.parse(afterBlock.body).stx_received, '1500', 'read again under the new tip');
       await bump(-1000);
-      assert.equal(await received(url), '500', 'its second ask under the new tip reads, and is kept');
+      assert.equal(await received(url), '500', 'its second ask under the new tip reads, and is cached');
       assert.equal(await received(url), '500');
 
       // a fork from block 1 wins at height 4: toBob (block 2) is orphaned, the early tx stays canonical
@@ -92,10 +92,10 @@ describe('tx with transfers kept by its ETag', () => {
       assert.equal(await received(url), '500', 'the fork is not canonical yet');
       const f4 = await chain.block({ parent: f3 });
       const orphaned = await ask(url);
-      assert.equal(orphaned.status, 404, 'orphaned by the reorg, not the kept answer');
+      assert.equal(orphaned.status, 404, 'orphaned by the reorg, not the cached answer');
       assert.equal(JSON.parse(orphaned.body).message, 'No matching transaction found');
       assert.equal(orphaned.etag, undefined);
-      assert.equal((await ask(url)).status, 404, 'a 404 is not kept either');
+      assert.equal((await ask(url)).status, 404, 'a 404 is not cached either');
       for (let i = 0; i < 3; i += 1) {
         const stays = await ask(earlyUrl);
         assert.equal(stays.status, 200);
@@ -108,7 +108,7 @@ describe('tx with transfers kept by its ETag', () => {
     }
   });
 
-  test('a tx of an unconfirmed microblock: kept under the stream, gone when a fork of the stream replaces it, then as confirmed', async () => {
+  test('a tx of an unconfirmed microblock: cached under the stream, gone when a fork of the stream replaces it, then as confirmed', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
     const fresh = await freshApiServer(store);
     try {
@@ -151,7 +151,7 @@ describe('tx with transfers kept by its ETag', () => {
     }
   });
 
-  test('a walk over more txs than are remembered keeps and evicts nothing; a tx asked twice is kept', async () => {
+  test('a walk over more txs than are remembered caches and evicts nothing; a tx asked twice is cached', async () => {
     const { store, chain, app, close } = await startTestApi({ engine: 'postgres' });
     try {
       const toBob = await transferTx({ from: 'alice', fee: 10, nonce: 0, to: BOB, amount: 500 });
@@ -164,7 +164,7 @@ describe('tx with transfers kept by its ETag', () => {
       };
       const bump = (amount: number) =>
         store.sql`UPDATE events SET amount = amount + ${amount} WHERE tx_id = ${toBob.txid}`;
-      // asked twice: kept
+      // asked twice: cached
       await received(url);
       assert.equal(await received(url), '500');
       // a walk: each URL once (the query string makes each its own key), more than the route remembers (2 × 8 MB
@@ -176,12 +176,12 @@ describe('tx with transfers kept by its ETag', () => {
         for (const answer of await Promise.all(group)) assert.equal(answer, '500');
       }
       await bump(1000);
-      assert.equal(await received(url), '500', 'asked twice before the walk: still kept');
-      assert.equal(await received(walk(0)), '1500', 'asked once long ago: not kept, read');
+      assert.equal(await received(url), '500', 'asked twice before the walk: still cached');
+      assert.equal(await received(walk(0)), '1500', 'asked once long ago: not cached, read');
       const last = walk(WALK - 1);
       assert.equal(await received(last), '1500', 'its second ask is read');
       await bump(-1000);
-      assert.equal(await received(last), '1500', 'and kept');
+      assert.equal(await received(last), '1500', 'and cached');
     } finally {
       await close();
     }

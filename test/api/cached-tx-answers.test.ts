@@ -6,11 +6,11 @@ import { API_VERSION, startTestApi, type TestApi } from '../support/api.js';
 import { addressOf, ev, transferTx, transferWithEvent, type MinedTx } from '../support/chain.js';
 import { silentLogger, stopOwnCluster } from '../support/database.js';
 
-// Tx answers kept while the chain state they were made under stays (src/api/cache/kept-answers.ts,
-// `keptWithOwnTags`). Each test runs a second server over the same database whose kept answers are never
-// used (every URL it is asked is asked once after each change, through `fresh`), and compares: a kept answer
+// Tx answers cached while the chain state they were made under stays (src/api/answers/tx.ts, each with the
+// tag of the rows it was read from; src/api/cache/answer-cache.ts). Each test runs a second server over the same database whose cached answers are never
+// used (every URL it is asked is asked once after each change, through `fresh`), and compares: a cached answer
 // must be byte for byte what a fresh read gives, and after a change of the chain state never the old one.
-// "From memory" is shown by changing a row behind the API's back (no new chain state): a kept answer still
+// "From memory" is shown by changing a row behind the API's back (no new chain state): a cached answer still
 // shows the row as it was, while anything that reads the row (even just its key) sees the change.
 
 after(stopOwnCluster);
@@ -42,7 +42,7 @@ const get = (app: FastifyInstance, url: string, headers: Record<string, string> 
 let cacheBuster = 0;
 /**
  * A fresh answer of `url` from the other server: a query key of no meaning (Fastify's schema drops it: the
- * handler never sees it) makes the URL one that server has never kept, so its answer is read now.
+ * handler never sees it) makes the URL one that server has never cached, so its answer is read now.
  */
 async function freshGet(other: FastifyInstance, url: string) {
   cacheBuster += 1;
@@ -50,22 +50,22 @@ async function freshGet(other: FastifyInstance, url: string) {
 }
 
 /**
- * Asks three times (tx answers are kept on their second ask: the third is from memory) and checks each against
+ * Asks three times (tx answers are cached on their second ask: the third is from memory) and checks each against
  * a fresh read; returns the answer.
  */
 async function assertKeptIsFresh(s: Servers, url: string, status = 200) {
   const first = await get(s.api.app, url);
   const second = await get(s.api.app, url);
-  const kept = await get(s.api.app, url);
+  const cached = await get(s.api.app, url);
   const fresh = await freshGet(s.other, url);
   assert.equal(first.statusCode, status, `${url}: ${first.body}`);
-  for (const res of [second, kept, fresh]) {
+  for (const res of [second, cached, fresh]) {
     assert.equal(res.statusCode, status, url);
     assert.equal(res.body, first.body, url);
     assert.equal(res.headers.etag, first.headers.etag, url);
     assert.equal(res.headers['content-type'], 'application/json; charset=utf-8', url);
   }
-  if (status === 200) assert.equal(kept.headers['cache-control'], 'public, no-cache, must-revalidate');
+  if (status === 200) assert.equal(cached.headers['cache-control'], 'public, no-cache, must-revalidate');
   return first;
 }
 
@@ -84,7 +84,7 @@ async function transferWithThreeEvents(nonce: number): Promise<MinedTx> {
   return mined;
 }
 
-describe('tx answers kept while the chain state stays (postgres)', () => {
+describe('tx answers cached while the chain state stays (postgres)', () => {
   test('tx by id: byte for byte the fresh answer, each query its own, from memory, 304 on its own tag', async () => {
     await withServers(async (s) => {
       const { api } = s;
@@ -95,7 +95,7 @@ describe('tx answers kept while the chain state stays (postgres)', () => {
       const answer = await assertKeptIsFresh(s, url);
       assert.equal(answer.json().block_hash, block.block_hash);
       assert.equal(answer.json().events.length, 3);
-      // query variants are other answers, each kept under its own URL
+      // query variants are other answers, each cached under its own URL
       const variants = new Map([
         [`${url}?event_limit=1`, 1],
         [`${url}?event_offset=2`, 1],
@@ -110,12 +110,12 @@ describe('tx answers kept while the chain state stays (postgres)', () => {
       }
       assert.equal((await get(api.app, `${url}?event_offset=2`)).json().events[0].event_index, 2);
 
-      // From memory: with the row made invisible behind the API's back (no new chain state), the kept
+      // From memory: with the row made invisible behind the API's back (no new chain state), the cached
       // answers still show it, the fresh read finds nothing.
       await setMinedRowsVisible(api, id, false);
-      const kept = await get(api.app, url);
-      assert.equal(kept.statusCode, 200);
-      assert.equal(kept.body, answer.body);
+      const cached = await get(api.app, url);
+      assert.equal(cached.statusCode, 200);
+      assert.equal(cached.body, answer.body);
       assert.equal((await freshGet(s.other, url)).statusCode, 404);
       // 304 against the entry's own tag, without reading anything
       const tag = String(answer.headers.etag);
@@ -129,7 +129,7 @@ describe('tx answers kept while the chain state stays (postgres)', () => {
       assert.equal((await get(api.app, url, { 'if-none-match': '"other"' })).body, answer.body);
       await setMinedRowsVisible(api, id, true);
 
-      // an id not found is a 404, and is never kept as found: it shows once it reaches the mempool
+      // an id not found is a 404, and is never cached as found: it shows once it reaches the mempool
       const late = await transferTx({ from: 'alice', fee: 10, nonce: 1, to: BOB, amount: 5 });
       const lateUrl = `/extended/v1/tx/${late.txid}`;
       assert.equal((await get(api.app, lateUrl)).statusCode, 404);
@@ -150,11 +150,11 @@ describe('tx answers kept while the chain state stays (postgres)', () => {
       const a2 = await api.chain.block({ parent: g, txs: [mined] });
       for (const u of urls) assert.equal((await assertKeptIsFresh(s, u)).json().block_hash, a2.block_hash);
 
-      // A new block drops what was kept: a row made invisible behind the API's back now shows as gone.
+      // A new block drops what was cached: a row made invisible behind the API's back now shows as gone.
       await setMinedRowsVisible(api, id, false);
-      assert.equal((await get(api.app, url)).statusCode, 200, 'kept while the tip stays');
+      assert.equal((await get(api.app, url)).statusCode, 200, 'cached while the tip stays');
       const a3 = await api.chain.block({ parent: a2 });
-      assert.equal((await get(api.app, url)).statusCode, 404, 'not kept past the new block');
+      assert.equal((await get(api.app, url)).statusCode, 404, 'not cached past the new block');
       await setMinedRowsVisible(api, id, true);
       for (const u of urls) assert.equal((await assertKeptIsFresh(s, u)).json().block_height, 2);
 
@@ -196,7 +196,7 @@ describe('tx answers kept while the chain state stays (postgres)', () => {
       for (const tx of [toMine, toDrop, outbid]) {
         assert.equal((await assertKeptIsFresh(s, url(tx))).json().tx_status, 'pending');
       }
-      // The mined tx's kept answer outlived that mempool change: its row, made invisible behind the API's
+      // The mined tx's cached answer outlived that mempool change: its row, made invisible behind the API's
       // back, still shows; so does its entry after another mempool change (the drop below).
       await setMinedRowsVisible(api, settled.tx.txid, false);
       assert.equal((await get(api.app, settledUrl)).body, settledAnswer.body);
@@ -204,7 +204,7 @@ describe('tx answers kept while the chain state stays (postgres)', () => {
       // dropped by the node
       const pendingTag = String((await get(api.app, url(toDrop))).headers.etag);
       await api.chain.drop([toDrop.txid], 'TooExpensive');
-      assert.equal((await get(api.app, settledUrl)).body, settledAnswer.body, 'mined: kept past the drop');
+      assert.equal((await get(api.app, settledUrl)).body, settledAnswer.body, 'mined: cached past the drop');
       await setMinedRowsVisible(api, settled.tx.txid, true);
       const dropped = await assertKeptIsFresh(s, url(toDrop));
       assert.equal(dropped.json().tx_status, 'dropped_too_expensive');
@@ -246,7 +246,7 @@ describe('tx answers kept while the chain state stays (postgres)', () => {
       assert.equal(inStream.json().microblock_hash, m1.hash);
       assert.equal(inStream.json().is_unanchored, true);
       assert.equal((await assertKeptIsFresh(s, anchored)).json().tx_status, 'pending');
-      // A fork of the stream replaces m1 (same sequence): its tx is back in the mempool. The kept answer
+      // A fork of the stream replaces m1 (same sequence): its tx is back in the mempool. The cached answer
       // above read no mempool row: only the microblock part of the chain state tells it is gone.
       const m1b = await api.chain.microblock({ parent, txs: [other] });
       assert.equal((await assertKeptIsFresh(s, unanchored)).json().tx_status, 'pending');
@@ -263,7 +263,7 @@ describe('tx answers kept while the chain state stays (postgres)', () => {
     });
   });
 
-  test('tx/multiple: kept while the state stays; an id not found shows once it arrives; a new block drops all', async () => {
+  test('tx/multiple: cached while the state stays; an id not found shows once it arrives; a new block drops all', async () => {
     await withServers(async (s) => {
       const { api } = s;
       const mined = await transfer(0);
@@ -284,7 +284,7 @@ describe('tx answers kept while the chain state stays (postgres)', () => {
         'if-none-match': String(minedAnswer.headers.etag),
       });
       assert.equal(notModified.statusCode, 304);
-      // a mempool change keeps the mined-only answer, not the one with an id found nowhere
+      // a mempool change caches the mined-only answer, not the one with an id found nowhere
       await api.chain.mempool([late]);
       assert.equal((await get(api.app, minedOnly)).body, minedAnswer.body);
       await setMinedRowsVisible(api, mined.tx.txid, true);
