@@ -525,7 +525,7 @@ function renderMarkdown(report: {
   if (report.stall.length > 0) {
     lines.push(
       '',
-      '**A large observer message** (a fresh `serve`, both doors; /health and blocks/latest asked one request ' +
+      '**A large observer message** (a fresh `serve`, both servers; /health and blocks/latest asked one request ' +
         'after another, 5 ms apart, while the block is applied; bench/stall.ts):',
       '',
       '| engine | block | txs | block took s | /health p99 ms | /health max ms | blocks/latest max ms (answers) | RSS before → peak MB |',

@@ -151,7 +151,7 @@ export const settings = {
   CHAIN_ID: {
     schema: { type: 'string', pattern: '^(0x[0-9a-fA-F]{1,8}|[0-9]+)$' },
     default: '0x00000001',
-    doc: 'Stacks chain id (0x00000001 mainnet, 0x80000000 testnet); decides the network of synthetic txs',
+    doc: 'Stacks chain id (0x00000001 mainnet, 0x80000000 testnet); decides the network of burnchain-op txs',
   },
   API_KEYS_REQUIRED: {
     schema: { type: 'boolean' },

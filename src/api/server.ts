@@ -59,7 +59,7 @@ const MAX_PARAM_LENGTH = 1000;
 /** The public read API (ten endpoints of the original API, and the service routes). */
 export async function buildApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: options.logger.child({ door: 'api' }) as FastifyBaseLogger,
+    loggerInstance: options.logger.child({ server: 'api' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH, conventionalHeaders(options.apiVersion)),

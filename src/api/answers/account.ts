@@ -84,6 +84,7 @@ function storedTxId(value: string): string {
 
 const writeBalances = serializerOf(AddressBalances);
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the caches of the resource and the answer functions sharing them, each under 80 lines
 export function accountAnswers(store: Store) {
   const state = tipState(store);
   const balancesAnswers = new AnswerCache({

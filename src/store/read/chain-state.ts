@@ -5,6 +5,7 @@ import type { ChainTip } from '../schema/rows.js';
 import { chainTipColumns } from '../schema/tables.js';
 import { statement } from '../statement.js';
 
+/** The chain state: the tip and the mempool's version, what ETags and `unanchored` reads key on. */
 export interface ChainState extends ChainTip {
   mempool_version: number;
   /** `extract(epoch from mempool_updated_at)` as text: the mempool ETag */
