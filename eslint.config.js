@@ -10,7 +10,7 @@ const boundaries = [
   { files: ['src/protocol/**'], regex: '^\\.\\./(?!chain/)', message: 'src/protocol imports only src/chain' },
   {
     files: ['src/store/**'],
-    regex: '(^|/)(api|ingest|devnet|cli)/|/metrics\\.js$',
+    regex: '(^|/)(api|push|ingest|devnet|cli)/|/metrics\\.js$',
     message: 'src/store never imports the doors, the devnet or the CLI',
   },
   { files: ['src/store/read/**'], regex: '^\\.\\./write/', message: 'reads never import the write path' },
@@ -20,13 +20,18 @@ const boundaries = [
     message: 'src/api never imports ingest, the devnet or the CLI',
   },
   {
+    files: ['src/push/**'],
+    regex: '(^|/)(ingest|devnet|cli)/',
+    message: 'src/push never imports ingest, the devnet or the CLI',
+  },
+  {
     files: ['src/ingest/**'],
-    regex: '(^|/)(api|devnet|cli)/',
-    message: 'src/ingest never imports the API, the devnet or the CLI',
+    regex: '(^|/)(api|push|devnet|cli)/',
+    message: 'src/ingest never imports the API, live push, the devnet or the CLI',
   },
   {
     files: ['src/devnet/**'],
-    regex: '(^|/)(store|ingest|api|cli)/|/(config|metrics)\\.js$',
+    regex: '(^|/)(store|ingest|api|push|cli)/|/(config|metrics)\\.js$',
     message: 'src/devnet uses only src/chain and src/protocol',
   },
 ];

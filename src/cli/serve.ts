@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { connectionLimitsFromConfig } from '../api/connection-limits.js';
 import { accessControlFromConfig } from '../api/plugins/access-control.js';
-import { accessCounters } from '../metrics.js';
+import { accessCounters, pushCounters } from '../metrics.js';
+import { pushLimitsFromConfig } from '../push/index.js';
 import { buildApiServer } from '../api/server.js';
 import { ConfigError, replicaUrls, type Config } from '../config.js';
 import { IngestProgress } from '../ingest/ingest-progress.js';
@@ -70,6 +71,7 @@ export async function serve(
       ? new ServiceMetrics({
           store: reads ?? primary,
           accessCounters: mode === 'write-only' ? undefined : accessCounters,
+          pushCounters: mode !== 'write-only' && config.PUSH_ENABLED ? pushCounters : undefined,
           processMetrics: true,
         })
       : undefined;
@@ -234,6 +236,7 @@ async function startApi(
     },
     connectionLimits: connectionLimitsFromConfig(config),
     cacheMaxBytes: config.CACHE_MAX_MB * 1024 * 1024,
+    push: config.PUSH_ENABLED ? { limits: pushLimitsFromConfig(config) } : undefined,
   });
   opened.servers.push(api);
   await listening(opened.addresses, 'API_PORT', () =>

@@ -60,6 +60,12 @@ export const PGLITE_SMOKE: Record<string, Smoke> = {
   'test/conformance/generated.test.ts': {
     why: 'every endpoint family against the original API on a generated chain (forks, microblocks, mempool)',
   },
+  'test/push/push.test.ts': {
+    why: 'live push: the feed reads what ingest committed (forks, microblocks, mempool) through the same SQL',
+  },
+  'test/store/push-changes.test.ts': {
+    why: 'live push reads: a fork switch and microblocks in one repeatable-read snapshot, PGlite included',
+  },
   'test/conformance/conformance.test.ts': {
     why: 'every endpoint family against the original API, on a chain with contracts and on one with a reorg',
     only: ['mocknet', 'mainnet-reorg-scenario2'],
