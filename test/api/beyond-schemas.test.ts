@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Validator as OpenApiValidator } from '@seriousme/openapi-schema-validator';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 import { registerErrorHandling } from '../../src/api/plugins/errors.js';
 import { registerKeyOrderSerializer } from '../../src/api/plugins/key-order.js';
+import { registerOpenApi } from '../../src/api/plugins/openapi.js';
 import { registerStrictNumbers } from '../../src/api/plugins/strict-numbers.js';
 import {
   getAccountStxBalanceRoute,
@@ -137,6 +139,7 @@ async function schemaServer(exchange: { current: Exchange }): Promise<FastifyIns
   });
   registerKeyOrderSerializer(app);
   registerErrorHandling(app);
+  await registerOpenApi(app, { version: '0.0.0' });
   registerStrictNumbers(app);
   app.addHook('onRequest', async (request) => {
     exchange.current.route = request.routeOptions.url;
@@ -380,5 +383,28 @@ describe('schemas of the routes beyond the ten, against the original API’s ans
       assert.ok(handled, `${path}: ${res.body}`);
       assert.deepEqual({ ...(seen as object) }, query, path);
     }
+  });
+
+  test('/doc: each route an operation, every parameter described with an example', async () => {
+    type Operation = {
+      operationId: string;
+      parameters?: { name: string; description?: string; example?: unknown }[];
+      responses: Record<string, unknown>;
+    };
+    const doc = app.swagger() as unknown as { paths: Record<string, { get?: Operation }> };
+    const result = await new OpenApiValidator().validate(doc as never);
+    assert.deepEqual(result.errors, undefined);
+    const operations = ROUTES.map((route) => {
+      const path = route.url.replace(/:(\w+)/g, '{$1}');
+      const operation = doc.paths[path]?.get;
+      assert.ok(operation, path);
+      for (const p of operation.parameters ?? []) {
+        assert.ok(p.description, `${path} ${p.name}: no description`);
+        assert.notEqual(p.example, undefined, `${path} ${p.name}: no example`);
+      }
+      assert.ok(operation.responses['200'], path);
+      return operation.operationId;
+    });
+    assert.equal(new Set(operations).size, ROUTES.length);
   });
 });
