@@ -342,11 +342,23 @@ describe('schemas of the routes beyond the ten, against the original API’s ans
       ['/extended/v2/burn-blocks', { limit: 20, offset: 0 }],
       [
         '/extended/v1/tx?type=coinbase,contract_call',
-        { limit: 20, offset: 0, type: ['coinbase', 'contract_call'], unanchored: false },
+        {
+          limit: 20,
+          offset: 0,
+          type: ['coinbase', 'contract_call'],
+          unanchored: false,
+          exclude_function_args: false,
+        },
       ],
       [
         '/extended/v1/tx?type=coinbase&type=tenure_change',
-        { limit: 20, offset: 0, type: ['coinbase', 'tenure_change'], unanchored: false },
+        {
+          limit: 20,
+          offset: 0,
+          type: ['coinbase', 'tenure_change'],
+          unanchored: false,
+          exclude_function_args: false,
+        },
       ],
       [
         '/extended/v1/tx/mempool',

@@ -25,7 +25,9 @@ export const pageQuery = (kind: keyof typeof PAGE_SIZES, what: string) => ({
 const pageFields = {
   limit: Type.Integer({ description: 'The page size used' }),
   offset: Type.Integer({ description: 'Index of the page’s first item' }),
-  total: Type.Integer({ description: 'Items in the whole list; 0 on a page at or past its end' }),
+  total: Type.Integer({
+    description: 'Items in the whole list (most lists say 0 on a page at or past their end)',
+  }),
 };
 
 /** `{limit, offset, total, results}`. */

@@ -27,6 +27,7 @@ const TxListQuery = Type.Object({
     }),
   ),
   unanchored: UnanchoredQuery,
+  exclude_function_args: TxQuery.exclude_function_args,
 });
 
 /** `type=a,b` and `type=a&type=b` both name several types (a preValidation hook of the route). */

@@ -41,7 +41,7 @@ const AddressTransactions = CursorPage(
   {
     title: 'AddressTransactions',
     description:
-      'Canonical transactions a principal sent, sponsored, received a token transfer in, called, deployed, or holds an STX, FT or NFT event of; newest first',
+      'Canonical transactions a principal sent, sponsored, received a token transfer in, called or deployed, or that hold an STX, FT or NFT event it sent or received; newest first',
   },
   {
     next: 'Position of the item `limit` before the page’s first (the newer page’s start): `<index_block_hash>:<microblock_sequence>:<tx_index>`; null when there is none',
