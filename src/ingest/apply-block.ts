@@ -25,6 +25,9 @@ import {
   removeBlockContributions,
 } from '../store/write/contributions.js';
 import { adoptGenesisRows } from '../store/write/genesis.js';
+import { insertChainTotals, storeChainTotals } from '../store/write/chain-totals.js';
+import { recomputeCustody, setCustodyFromRows } from '../store/write/nft-custody.js';
+import { insertSponsorTxs, numberSponsorTxs, releaseSponsorTxs } from '../store/write/sponsor-txs.js';
 import {
   collectMempoolGarbage,
   minedTxKeys,
@@ -247,11 +250,15 @@ async function storeBlockRows(
   if (fresh) block.tx_ids_json = blockTxIdsJson(rows.txs);
   const rewardRows = minerRewardRows(msg, canonical);
   // Statements sent from here on are awaited by `sendAll` before anything else can fail or wait.
+  // The chain's totals at the block, from its rows in hand when they are the rows it keeps (not so when block 1
+  // adopts block 0's rows: counted once adopted, `extendTipFromStoredRows`).
+  const totalsInHand = fresh && !adoptsGenesis;
   const inserts = [
     insertBlock(sql, block),
     insertMicroblocks(sql, confirmedMicroblockRows(msg, ctx.receivedAt)),
     insertChainRows(sql, rows, { ordinals: ordinalsOnInsert, fresh, encoded }),
     insertMinerRewards(sql, rewardRows),
+    ...(totalsInHand ? [insertChainTotals(sql, block, rows.txs)] : []),
   ];
   const stored = { block, rows, rewardRows, fresh, ordinalsOnInsert, inserts };
   // A large block's rows go in several statements: the tx-id list is read back, and the same-nonce
@@ -259,6 +266,7 @@ async function storeBlockRows(
   if (fresh && !cutIntoStatements(sql, rows.txs.length)) return stored;
   await sendAll(inserts);
   if (!fresh) await storeBlockTxIds(sql, block.index_block_hash);
+  if (!fresh && !adoptsGenesis) await storeChainTotals(sql, block.index_block_hash);
   return { ...stored, inserts: [] };
 }
 
@@ -296,6 +304,9 @@ async function extendTipFromRowsInHand(
     stored.fresh
       ? applyRowContributions(sql, { events: rows.events, txs: rows.txs, rewards: rewardRows }, 1)
       : applyStoredContributions(sql, [block.index_block_hash], 1),
+    // after the principal index rows' ordinals, sent with the inserts above
+    stored.fresh ? insertSponsorTxs(sql, rows) : numberSponsorTxs(sql, [block.index_block_hash]),
+    stored.fresh ? setCustodyFromRows(sql, rows.events) : recomputeCustody(sql, [block.index_block_hash]),
     // `rows.txs` are the block's txs (a tx the payload repeats twice prunes the same rows twice), and the
     // block is the new tip: its txs are the last mined of the pairs they claim (`pruneMinedTxs`)
     ...afterContributions(sql, msg, block, ctx, pruneMinedTxs(sql, rows.txs, { atTip: true })),
@@ -318,10 +329,15 @@ async function extendTipFromStoredRows(
 ): Promise<'applied'> {
   const { block } = stored;
   await sendAll(stored.inserts);
-  if (steps.genesis) await adoptGenesisRows(sql, steps.genesis.index_block_hash, block);
+  if (steps.genesis) {
+    await adoptGenesisRows(sql, steps.genesis.index_block_hash, block);
+    await storeChainTotals(sql, block.index_block_hash);
+  }
   await confirmMicroblocks(sql, steps.accepted, steps.orphanedMicroblocks, msg, ctx, steps.tip);
   await applyStoredContributions(sql, [block.index_block_hash], 1);
   if (!stored.ordinalsOnInsert) await assignOrdinals(sql, [block.index_block_hash]);
+  await numberSponsorTxs(sql, [block.index_block_hash]);
+  await recomputeCustody(sql, [block.index_block_hash]);
   const mined = await minedTxKeys(sql, [block.index_block_hash]);
   await sendAll(afterContributions(sql, msg, block, ctx, pruneMinedTxs(sql, mined)));
   return 'applied';
@@ -451,6 +467,7 @@ async function restoreFork(
   const orphanedMicroblocks = (await unconfirmedMicroblocks(sql)).map((m) => m.microblock_hash);
   const orphanedMicroblockTxIds = await orphanMicroblocks(sql, orphanedMicroblocks);
   await removeBlockContributions(sql, orphaned);
+  await releaseSponsorTxs(sql, orphaned);
   await setBlocksCanonical(sql, orphaned, false);
   await setBlocksCanonical(sql, restored, true);
   // The fork's blocks were stored while another chain was canonical: none of their txs may be mined twice
@@ -464,6 +481,9 @@ async function restoreFork(
     );
   }
   await addBlockContributions(sql, restored);
+  await numberSponsorTxs(sql, restored);
+  // the NFTs either side moved: their latest event is now on the restored chain, or below the fork point
+  await recomputeCustody(sql, [...orphaned, ...restored]);
   await pruneMinedTxs(sql, await minedTxKeys(sql, restored));
   const orphanedTxIds = [...(await txIdsOfBlocks(sql, orphaned)), ...orphanedMicroblockTxIds];
   await restoreToMempool(sql, orphanedTxIds, ctx.receivedAt, tip.block_height);

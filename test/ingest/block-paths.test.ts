@@ -55,7 +55,10 @@ async function coverage(sql: Sql) {
       (SELECT count(*)::int FROM nft_balances) AS nft_balances,
       (SELECT count(*)::int FROM mempool_txs WHERE status = ${MempoolStatus.dropped_replace_by_fee})
         AS replaced_by_fee,
-      (SELECT count(*)::int FROM mempool_txs WHERE NOT pruned) AS pending`;
+      (SELECT count(*)::int FROM mempool_txs WHERE NOT pruned) AS pending,
+      (SELECT count(*)::int FROM chain_totals) AS chain_totals,
+      (SELECT count(*)::int FROM sponsor_txs) AS sponsor_txs,
+      (SELECT count(*)::int FROM nft_custody) AS nft_custody`;
   return row;
 }
 
@@ -91,6 +94,10 @@ for (const engine of testEngines(import.meta.url)) {
         nft_balances: 16,
         replaced_by_fee: 33,
         pending: 2,
+        // a block's chain totals for every block; sponsored txs whose sponsor takes no other part; NFTs held
+        chain_totals: 66,
+        sponsor_txs: 39,
+        nft_custody: 62,
       });
       assert.deepEqual(readBack.coverage, inHand.coverage);
       for (const table of READ_TABLES) {

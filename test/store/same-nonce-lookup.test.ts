@@ -59,6 +59,8 @@ for (const engine of testEngines(import.meta.url) as Engine[]) {
             [
               '(sender_address, nonce)',
               '(sponsor_address, nonce, block_height, microblock_sequence, tx_index, tx_id DESC) WHERE sponsored',
+              // migration 036's, for the nonces a sponsor used as sponsor
+              '(sponsor_address, sponsor_nonce) WHERE sponsored',
             ],
           );
         },

@@ -21,6 +21,9 @@ export const INDEX_TABLES = [
   'stx_balances',
   'ft_balances',
   'nft_balances',
+  'chain_totals',
+  'sponsor_txs',
+  'nft_custody',
 ] as const;
 
 /** The tables the read API answers from: the index without the raw message log. */

@@ -10,28 +10,29 @@ import { openTestDatabase, openTestStore } from './database.js';
 import { ingestMessages } from './delivery.js';
 import { databaseDigest, READ_TABLES } from './digest.js';
 
-// A database on the schema before a migration, for tests that index it there, run the migration and compare
-// it with a database indexed after it.
+// A database on the schema without a migration, for tests that index it there, run the migration and compare
+// it with a database indexed after it. Without that one migration only (the ones after it applied): the
+// database is indexed by this code, which writes the tables of every later migration.
 
-/** A folder (made in `dir`) holding the migrations before `version`: the schema of a database that has not run it yet. */
-async function migrationsBefore(dir: string, version: number): Promise<URL> {
-  const folder = join(dir, `before-${version}`);
+/** A folder (made in `dir`) holding every migration but `version`: the schema of a database that has not run it. */
+async function migrationsWithout(dir: string, version: number): Promise<URL> {
+  const folder = join(dir, `without-${version}`);
   rmSync(folder, { recursive: true, force: true });
   mkdirSync(folder);
   for (const m of await listMigrations()) {
-    if (m.version < version) writeFileSync(join(folder, `${m.name}.sql`), m.sql);
+    if (m.version !== version) writeFileSync(join(folder, `${m.name}.sql`), m.sql);
   }
   return pathToFileURL(folder + '/');
 }
 
-/** The names of the migrations from `version` on, in order: what migrating such a database applies. */
-async function migrationsFrom(version: number): Promise<string[]> {
-  return (await listMigrations()).filter((m) => m.version >= version).map((m) => m.name);
+/** The name of migration `version`: what migrating such a database applies. */
+async function migrationName(version: number): Promise<string[]> {
+  return (await listMigrations()).filter((m) => m.version === version).map((m) => m.name);
 }
 
 /**
- * A migration's equivalence, asserted: `messages` indexed on a database before `version` (then migrated: it
- * and every later migration run) and on a fresh one end in equal tables, and the migrated database goes on
+ * A migration's equivalence, asserted: `messages` indexed on a database without `version` (then migrated: it
+ * runs) and on a fresh one end in equal tables, and the migrated database goes on
  * indexing as the fresh one (the chain sent again changes nothing). `beforeMigration` checks the old
  * schema; `migrated` the migration's own result, given both databases once indexed.
  */
@@ -47,12 +48,11 @@ export async function assertMigrationEquivalent(options: {
   const old = await openTestDatabase(engine);
   const fresh = await openTestStore(engine);
   try {
-    await migrate(old.sql, await migrationsBefore(dir, version));
+    await migrate(old.sql, await migrationsWithout(dir, version));
     const oldStore = new Store(old);
     await options.beforeMigration?.(old.sql);
     await ingestMessages(oldStore, messages);
-    // it and those after it (a later migration, too, runs on the database indexed before)
-    assert.deepEqual(await migrate(old.sql), await migrationsFrom(version));
+    assert.deepEqual(await migrate(old.sql), await migrationName(version));
     await ingestMessages(fresh, messages);
     await options.migrated(old.sql, fresh.sql);
     const oldDigest = await databaseDigest(old.sql, READ_TABLES);

@@ -27,7 +27,7 @@ export interface BlockRecord {
   execution_cost_write_length: number;
 }
 
-const BLOCK_COLUMNS = [
+export const BLOCK_COLUMNS = [
   'canonical',
   'block_height',
   'block_hash',

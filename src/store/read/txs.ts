@@ -198,14 +198,23 @@ const minedTxVersions = statement<MinedTxVersion & { tx_id: string }, [txIds: st
 );
 
 /**
+ * The columns of a mempool record (`MempoolTxRecord`) of a row `alias`, its status given by the SQL
+ * expression `status`.
+ */
+export const mempoolRecordColumns = (alias: string, status: string) =>
+  `${columnsOf(alias, DECODED_COLUMNS)}, ${status} AS status, ${alias}.replaced_by_tx_id, ${alias}.receipt_time,
+  ${functionAbi(alias)}`;
+
+/**
  * The status of a mempool row as a read sees it: a pruned row whose tx sits in an unconfirmed microblock
  * shows as pending to anchored reads (`$2`: unanchored), as it is not confirmed yet (docs/upstream.md A.2).
  */
-const mempoolSelect = `SELECT ${columnsOf('m', DECODED_COLUMNS)},
-  CASE WHEN m.pruned AND NOT $2::boolean AND EXISTS (
+const mempoolSelect = `SELECT ${mempoolRecordColumns(
+  'm',
+  `CASE WHEN m.pruned AND NOT $2::boolean AND EXISTS (
       SELECT 1 FROM txs u WHERE u.tx_id = m.tx_id AND ${unconfirmedRow('u')} AND ${canonicalRow('u')})
-    THEN ${MempoolStatus.pending}::smallint ELSE m.status END AS status,
-  m.replaced_by_tx_id, m.receipt_time, ${functionAbi('m')}`;
+    THEN ${MempoolStatus.pending}::smallint ELSE m.status END`,
+)}`;
 
 const mempoolTxById = statement<MempoolTxRecord, [txId: string, unanchored: boolean]>(
   `${mempoolSelect} FROM mempool_txs m WHERE m.tx_id = $1`,

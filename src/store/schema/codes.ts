@@ -84,3 +84,16 @@ export const txStatusName = (status: number): string => txStatusNames.get(status
 export const mempoolStatusName = (status: number): string => mempoolStatusNames.get(status) ?? 'pending';
 export const anchorModeName = (code: number): string => anchorModeNames.get(code) ?? 'unknown';
 export const postConditionModeName = (code: number): string => postConditionModeNames.get(code) ?? 'unknown';
+
+/**
+ * The API's transaction types (`tx_type`, and the `type` filter of the transaction list), each with the type
+ * ids it covers (every coinbase form, both kinds of deploy), in the order of their first type id.
+ */
+export const TX_TYPES: ReadonlyMap<string, readonly number[]> = (() => {
+  const types = new Map<string, number[]>();
+  for (const id of Object.values(TxTypeId).sort((a, b) => a - b)) {
+    const name = txTypeName(id);
+    types.set(name, [...(types.get(name) ?? []), id]);
+  }
+  return types;
+})();

@@ -226,3 +226,56 @@ export const chainTipColumns = {
   microblock_hash: text,
   microblock_sequence: int4,
 } as const;
+
+/**
+ * What the chain ending at each block holds (migration 033; write/chain-totals.ts): its blocks, the sum of
+ * their `tx_count`, its `txs` rows in all and per transaction type (`<type>_txs`, the types of
+ * schema/codes.ts `TX_TYPES`), and the burn block heights above its first block.
+ */
+export const chainTotalsColumns = {
+  index_block_hash: text,
+  block_height: int4,
+  burn_block_height: int4,
+  blocks: int4,
+  tx_count: int8,
+  tx_rows: int8,
+  token_transfer_txs: int8,
+  smart_contract_txs: int8,
+  contract_call_txs: int8,
+  poison_microblock_txs: int8,
+  coinbase_txs: int8,
+  tenure_change_txs: int8,
+  burn_blocks: int4,
+} as const;
+
+/** The transactions a principal sponsored and takes no other part in (migration 034; write/sponsor-txs.ts). */
+export const sponsorTxColumns = {
+  sponsor: text,
+  tx_id: text,
+  index_block_hash: text,
+  microblock_hash: text,
+  block_height: int4,
+  microblock_sequence: int4,
+  tx_index: int4,
+  sponsor_ordinal: int8,
+  list_ordinal: int8,
+} as const;
+
+/** Who holds each NFT, with the event that gave it (migration 035; write/nft-custody.ts). */
+export const nftCustodyColumns = {
+  asset_identifier: text,
+  value: text,
+  value_repr: text,
+  owner: text,
+  tx_id: text,
+  index_block_hash: text,
+  microblock_hash: text,
+  block_height: int4,
+  microblock_sequence: int4,
+  tx_index: int4,
+  event_index: int4,
+} as const;
+
+/** The `chain_totals` column counting the txs of one transaction type (a name of schema/codes.ts `TX_TYPES`). */
+export const txTypeTotalsColumn = (type: string): keyof typeof chainTotalsColumns =>
+  `${type}_txs` as keyof typeof chainTotalsColumns;
