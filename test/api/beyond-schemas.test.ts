@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 import { registerErrorHandling } from '../../src/api/plugins/errors.js';
-import { registerKeyOrderSerializer } from '../../src/api/plugins/key-order.js';
+import { registerKeyOrderSerializer } from '../../src/api/render/serializer.js';
 import { registerOpenApi } from '../../src/api/plugins/openapi.js';
 import { registerStrictNumbers } from '../../src/api/plugins/strict-numbers.js';
 import {

@@ -201,6 +201,7 @@ const QUERY_KEYS = [
   'event_limit',
   'event_offset',
   'exclude_function_args',
+  'cursor',
 ];
 
 function requestArb(known: Known): fc.Arbitrary<InjectOptions & { url: string }> {
@@ -216,6 +217,17 @@ function requestArb(known: Known): fc.Arbitrary<InjectOptions & { url: string }>
     value.map((p) => `/extended/v1/address/${p}/transactions_with_transfers`),
     fc.tuple(value, value).map(([p, t]) => `/extended/v1/address/${p}/${t}/with_transfers`),
     value.map((h) => `/extended/v1/block/by_burn_block_height/${h}`),
+    value.map((p) => `/extended/v2/addresses/${p}/transactions`),
+    fc.tuple(value, value).map(([p, t]) => `/extended/v2/addresses/${p}/transactions/${t}/events`),
+    value.map((p) => `/extended/v1/address/${p}/nonces`),
+    value.map((p) => `/extended/v1/address/${p}/stx`),
+    value.map((p) => `/extended/v2/addresses/${p}/balances/stx`),
+    value.map((p) => `/extended/v2/addresses/${p}/balances/ft`),
+    fc.constant('/extended/v2/blocks'),
+    value.map((h) => `/extended/v2/blocks/${h}/transactions`),
+    fc.constant('/extended/v2/burn-blocks'),
+    value.map((h) => `/extended/v2/burn-blocks/${h}`),
+    value.map((h) => `/extended/v2/burn-blocks/${h}/blocks`),
     // paths that exist nowhere, or almost exist
     fc.array(value, { minLength: 0, maxLength: 6 }).map((parts) => `/${parts.join('/')}`),
     fc.array(value, { maxLength: 3 }).map((parts) => `/extended/v1/${parts.join('/')}`),

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import { addressHistoryRoutes } from './address-history.js';
 import { addressRoutes } from './addresses.js';
+import { blockListRoutes } from './block-lists.js';
 import { blockRoutes } from './blocks.js';
 import { contractRoutes } from './contracts.js';
 import { mempoolRoutes } from './mempool.js';
@@ -9,8 +11,10 @@ import { transactionRoutes } from './transactions.js';
 /** The read API: one plugin per resource. */
 export async function registerRoutes(app: FastifyInstance, options: RouteOptions) {
   await app.register(blockRoutes, options);
+  await app.register(blockListRoutes, options);
   await app.register(mempoolRoutes, options);
   await app.register(contractRoutes, options);
   await app.register(transactionRoutes, options);
   await app.register(addressRoutes, options);
+  await app.register(addressHistoryRoutes, options);
 }
