@@ -91,6 +91,19 @@ const EXPECTED_COUNTS: Record<string, Record<number, number>> = {
 /** Pending transactions among the original's answers on the generated chain (the mempool lists' items). */
 const PENDING_TXS = 19;
 
+let pendingRecords: GoldenRecord[] | undefined;
+
+/** The original's answers to `/extended/v1/tx/{id}` for the pending transactions of the generated chain. */
+function pendingTxs(): GoldenRecord[] {
+  pendingRecords ??= loadGolden('generated/gen-small').filter(
+    (r) =>
+      r.status === 200 &&
+      /^\/extended\/v1\/tx\/0x[0-9a-f]{64}$/.test(r.path) &&
+      (r.body as { tx_status: string }).tx_status === 'pending',
+  );
+  return pendingRecords;
+}
+
 /** `schema` with every object closed: a member the schema does not name fails the check. */
 function closed(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(closed);
@@ -224,12 +237,7 @@ describe('schemas of the routes beyond the ten, against the original API’s ans
   });
 
   test('mempool lists: pages of the pending transactions the original answered', async () => {
-    const pending = loadGolden('generated/gen-small').filter(
-      (r) =>
-        r.status === 200 &&
-        /^\/extended\/v1\/tx\/0x[0-9a-f]{64}$/.test(r.path) &&
-        (r.body as { tx_status: string }).tx_status === 'pending',
-    );
+    const pending = pendingTxs();
     assert.equal(pending.length, PENDING_TXS);
     const sender = (pending[0].body as { sender_address: string }).sender_address;
     const paths = [
@@ -418,5 +426,41 @@ describe('schemas of the routes beyond the ten, against the original API’s ans
       return operation.operationId;
     });
     assert.equal(new Set(operations).size, ROUTES.length);
+  });
+
+  test('search: the pending answers the goldens lack keep their own key order', async () => {
+    const bodies = pendingTxs().map((r) => {
+      const tx = r.body as { tx_id: string; tx_type: string };
+      return {
+        found: true,
+        result: { entity_id: tx.tx_id, entity_type: 'mempool_tx_id', tx_data: { tx_type: tx.tx_type } },
+      };
+    });
+    // a contract whose deploy is pending: its tx_data holds the type and id only
+    const [deployed] = loadGolden('generated/gen-small-beyond').filter(
+      (r) =>
+        r.status === 200 &&
+        r.path.startsWith('/extended/v1/search/') &&
+        (r.body as { result: { entity_type: string } }).result.entity_type === 'contract_address',
+    );
+    const { result } = deployed.body as {
+      result: { entity_id: string; tx_data: { tx_type: string; tx_id: string } };
+    };
+    const pendingDeploy = {
+      found: true,
+      result: {
+        entity_id: result.entity_id,
+        entity_type: 'contract_address',
+        tx_data: { tx_type: result.tx_data.tx_type, tx_id: result.tx_data.tx_id },
+      },
+    };
+    const searched = [...bodies, pendingDeploy, deployed.body as typeof pendingDeploy];
+    for (const body of searched) {
+      const { res, handled } = await send(`/extended/v1/search/${body.result.entity_id}`, 200, body);
+      assert.ok(handled);
+      assert.ok(responseValidator(searchByIdRoute, 200).Check(body), JSON.stringify(body));
+      assert.equal(res.body, JSON.stringify(body));
+    }
+    assert.equal(bodies.length, PENDING_TXS);
   });
 });
