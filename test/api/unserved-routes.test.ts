@@ -50,8 +50,8 @@ describe('routes the API does not serve', () => {
 
   test('a static path of the original API is no malformed parameter of ours: 404 naming it', async () => {
     for (const path of [
-      '/extended/v1/tx/mempool',
       '/extended/v1/tx/events',
+      '/extended/v1/tx/block_height/x',
       '/extended/v2/blocks/average-times',
     ]) {
       assert.deepEqual(await notFound(path), routeNotFound(path));
@@ -63,8 +63,11 @@ describe('routes the API does not serve', () => {
 
   /** The original's routes beyond the contract's ten that this API serves (docs/upstream.md C). */
   const BEYOND_THE_TEN_SERVED = [
+    '/extended/v1/address/:principal/mempool',
     '/extended/v1/address/:principal/nonces',
     '/extended/v1/address/:principal/stx',
+    '/extended/v1/tx/',
+    '/extended/v1/tx/mempool',
     '/extended/v2/addresses/:address/transactions',
     '/extended/v2/addresses/:address/transactions/:tx_id/events',
     '/extended/v2/addresses/:principal/balances/ft',

@@ -16,6 +16,7 @@ export const CHECKED_BEYOND_FAMILIES: Family[] = [
   'address/stx',
   'v2/address/balances/stx',
   'v2/address/balances/ft',
+  'tx/list',
 ];
 
 /** How many records each fixture’s beyond golden holds per route. */

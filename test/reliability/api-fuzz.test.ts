@@ -202,6 +202,12 @@ const QUERY_KEYS = [
   'event_offset',
   'exclude_function_args',
   'cursor',
+  'type',
+  'sender_address',
+  'recipient_address',
+  'address',
+  'order_by',
+  'order',
 ];
 
 function requestArb(known: Known): fc.Arbitrary<InjectOptions & { url: string }> {
@@ -223,6 +229,9 @@ function requestArb(known: Known): fc.Arbitrary<InjectOptions & { url: string }>
     value.map((p) => `/extended/v1/address/${p}/stx`),
     value.map((p) => `/extended/v2/addresses/${p}/balances/stx`),
     value.map((p) => `/extended/v2/addresses/${p}/balances/ft`),
+    fc.constant('/extended/v1/tx'),
+    fc.constant('/extended/v1/tx/mempool'),
+    value.map((p) => `/extended/v1/address/${p}/mempool`),
     fc.constant('/extended/v2/blocks'),
     value.map((h) => `/extended/v2/blocks/${h}/transactions`),
     fc.constant('/extended/v2/burn-blocks'),

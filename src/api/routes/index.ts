@@ -7,6 +7,7 @@ import { contractRoutes } from './contracts.js';
 import { mempoolRoutes } from './mempool.js';
 import type { RouteOptions } from './route-options.js';
 import { transactionRoutes } from './transactions.js';
+import { txListRoutes } from './tx-lists.js';
 
 /** The read API: one plugin per resource. */
 export async function registerRoutes(app: FastifyInstance, options: RouteOptions) {
@@ -15,6 +16,7 @@ export async function registerRoutes(app: FastifyInstance, options: RouteOptions
   await app.register(mempoolRoutes, options);
   await app.register(contractRoutes, options);
   await app.register(transactionRoutes, options);
+  await app.register(txListRoutes, options);
   await app.register(addressRoutes, options);
   await app.register(addressHistoryRoutes, options);
 }
