@@ -11,8 +11,9 @@ import { loadGolden, type GoldenRecord } from '../support/shared.js';
 
 // The official client (@stacks/blockchain-api-client, unmodified) calling the routes beyond the contract's ten
 // over a real socket, on a replayed fixture: the URL it sends is one the original API was asked when the
-// goldens were recorded (but a trailing slash, and a default the client sends), the body equals the original's answer and validates against the route's schema. The
-// mempool lists, not in the goldens, are called for a 200 their schema validates.
+// goldens were recorded (but for a trailing slash, and a default the client sends), the body equals the
+// original's answer and validates against the route's schema. The mempool lists, not in the goldens, are
+// called for a 200 their schema validates.
 
 after(stopOwnCluster);
 
