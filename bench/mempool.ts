@@ -45,7 +45,7 @@ function summary(samples: number[]) {
   return { n: sorted.length, p50: ms(at(0.5)), p95: ms(at(0.95)), p99: ms(at(0.99)), max: ms(at(1)) };
 }
 
-/** Synthetic mempool rows: the read side only looks at type, fee, receipt height, size, pruned and deploy id. */
+/** Made-up mempool rows: the read side only looks at type, fee, receipt height, size, pruned and deploy id. */
 async function fillMempool(store: Store) {
   const sql = store.sql;
   const insert = (from: number, to: number, pruned: boolean) =>

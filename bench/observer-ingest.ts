@@ -8,7 +8,7 @@
 //   npx tsx bench/observer-ingest.ts --file <chain.tsv> [--blocks 500] [--durability full|off]
 //
 // BENCH_SERVER_NODE_OPTIONS: extra node flags for `serve`, e.g. `--cpu-prof --cpu-prof-dir=bench/out/prof`
-// (a profile per thread: the main thread's observer door, and the ingest worker's).
+// (a profile per thread: the main thread's observer server, and the ingest worker's).
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { readTsv } from '../src/protocol/tsv.js';
@@ -33,10 +33,10 @@ export interface ObserverIngestResult {
   txs: number;
   seconds: number;
   txsPerSecond: number;
-  /** CPU per tx of the `serve` process (observer door, ingest thread, API door idle) and of PostgreSQL */
+  /** CPU per tx of the `serve` process (observer server, ingest thread, API server idle) and of PostgreSQL */
   cpuUsPerTx: { serve: number; postgres?: number };
   /**
-   * `serve`'s CPU per tx by thread: the main thread (observer door, hand-offs, API door idle), the ingest
+   * `serve`'s CPU per tx by thread: the main thread (observer server, hand-offs, API server idle), the ingest
    * worker (the busiest other thread: it parses, decodes and writes), and the rest (V8's GC and compiler
    * helpers, libuv, the module loaders)
    */

@@ -11,7 +11,9 @@
 //   (e) ingest on the live path: the first tenth of the large chain POSTed to a fresh `serve`'s observer port,
 //       one message after another, beside the replay's time for the same blocks (bench/observer-ingest.ts);
 //   (f) a large observer message: a 40 MB block on PostgreSQL and a 4 MB one on PGlite posted to a
-//       fresh `serve` while /health and blocks/latest are asked one request after another (bench/stall.ts).
+//       fresh `serve` while /health and blocks/latest are asked one request after another (bench/stall.ts);
+//   (g) live push: 10,000 idle WebSocket connections held by a fresh `serve` (memory per connection), and the
+//       fan-out latency from an observer message to 1,000 subscribers (bench/push.ts).
 //
 // Chains are generated once into bench/out/ and reused. Results: bench/results/latest.json, latest.md,
 // latest.svg, and the marked section of bench/RESULTS.md.
@@ -19,7 +21,7 @@
 //   npm run bench -- [--large-blocks 5000] [--small-blocks 50] [--txs-per-block 200] [--accounts 10000]
 //                    [--tiny-blocks 14 --tiny-accounts 10 --tiny-txs-per-block 14]
 //                    [--seconds 10] [--warmup 2] [--connections 32] [--durability full|off]
-//                    [--skip-large] [--skip-stall] [--no-record]
+//                    [--skip-large] [--skip-stall] [--skip-push] [--no-record]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -50,6 +52,7 @@ import {
 import { format, withRunSection, writeFormatted } from './markdown.js';
 import { latencySvg } from './plot.js';
 import { measureObserverIngest, type ObserverIngestResult } from './observer-ingest.js';
+import { measurePush, type PushResult } from './push.js';
 import { measureStall, type StallResult } from './stall.js';
 
 const { values } = parseArgs({
@@ -68,6 +71,7 @@ const { values } = parseArgs({
     durability: { type: 'string', default: 'full' },
     'skip-large': { type: 'boolean', default: false },
     'skip-stall': { type: 'boolean', default: false },
+    'skip-push': { type: 'boolean', default: false },
     'no-record': { type: 'boolean', default: false },
   },
 });
@@ -93,6 +97,8 @@ const STALL_BLOCKS = [
   { engine: 'postgres', txs: 30_000 },
   { engine: 'pglite', txs: 3_000 },
 ] as const;
+// Live push: the connections held and the fan-out the issue asks figures for.
+const PUSH_LOAD = { idle: 10_000, subscribers: 1_000, events: 20 };
 const ORIGINAL_API: { what: string; tiny: number; mid: number }[] = [
   { what: 'tx by id', tiny: 434, mid: 485 },
   { what: 'block by height', tiny: 2566, mid: 1795 },
@@ -192,6 +198,7 @@ async function main() {
   const pgPid = postmasterPid(cluster);
   const runs: ChainRun[] = [];
   const stall: StallResult[] = [];
+  let push: PushResult | undefined;
   let livePath: LivePathRun | undefined;
   // the live path posts the first blocks of the largest chain run (all of them on a smaller one)
   const liveChain = chains[chains.length - 1].label;
@@ -284,12 +291,32 @@ async function main() {
         );
       }
     }
+    if (!values['skip-push']) {
+      push = await measurePush({
+        databaseUrl: await cluster.createDatabase('bench_push'),
+        ...PUSH_LOAD,
+      });
+      log(
+        `live push: ${fmt(push.idle.connections)} idle connections, ${push.idle.kbPerConnection} KB each ` +
+          `(RSS ${push.idle.rssMB.before} → ${push.idle.rssMB.after} MB); fan-out to ${fmt(push.fanout.subscribers)} ` +
+          `subscribers: p50 ${push.fanout.p50Ms} ms, p99 ${push.fanout.p99Ms} ms (the observer's answer: ` +
+          `p50 ${push.fanout.observerMs.p50} ms, max ${push.fanout.observerMs.max} ms)`,
+      );
+    }
   } finally {
     await cluster.stop();
   }
   env.loadAverageAfter = load();
   const minutes = Math.round(((Date.now() - started) / 60000) * 10) / 10;
-  const report = { ...env, minutes, targets: targetsSummary(runs, stall, livePath), runs, livePath, stall };
+  const report = {
+    ...env,
+    minutes,
+    targets: targetsSummary(runs, stall, livePath),
+    runs,
+    livePath,
+    stall,
+    push,
+  };
 
   mkdirSync(resultsDir, { recursive: true });
   await writeFormatted(join(resultsDir, 'latest.json'), JSON.stringify(report, null, 2));
@@ -430,6 +457,7 @@ function renderMarkdown(report: {
   runs: ChainRun[];
   livePath?: LivePathRun;
   stall: StallResult[];
+  push?: PushResult;
 }): string {
   const lines: string[] = [];
   const m = report.machine;
@@ -497,7 +525,7 @@ function renderMarkdown(report: {
   if (report.stall.length > 0) {
     lines.push(
       '',
-      '**A large observer message** (a fresh `serve`, both doors; /health and blocks/latest asked one request ' +
+      '**A large observer message** (a fresh `serve`, both servers; /health and blocks/latest asked one request ' +
         'after another, 5 ms apart, while the block is applied; bench/stall.ts):',
       '',
       '| engine | block | txs | block took s | /health p99 ms | /health max ms | blocks/latest max ms (answers) | RSS before → peak MB |',
@@ -509,6 +537,20 @@ function renderMarkdown(report: {
           `${fmt(r.blocksLatest.maxMs)} (${fmt(r.blocksLatest.answers)}) | ${fmt(r.rssMB.before)} → ${fmt(r.rssMB.peak)} |`,
       );
     }
+  }
+  const push = report.push;
+  if (push) {
+    lines.push(
+      '',
+      '**Live push** (a fresh `serve`, both doors; WebSocket clients of /extended/v1/ws on the same machine; ' +
+        'latency from the observer POST of a mempool tx to its event at each subscriber; bench/push.ts):',
+      '',
+      '| idle connections | opened in s | RSS before → after MB | KB per connection | subscribers | events | p50 ms | p99 ms | max ms | observer answer p50 / max ms |',
+      '| ---------------: | ----------: | --------------------: | ----------------: | ----------: | -----: | -----: | -----: | -----: | ---------------------------: |',
+      `| ${fmt(push.idle.connections)} | ${push.idle.openSeconds} | ${fmt(push.idle.rssMB.before)} → ${fmt(push.idle.rssMB.after)} | ` +
+        `${push.idle.kbPerConnection} | ${fmt(push.fanout.subscribers)} | ${push.fanout.events} | ${push.fanout.p50Ms} | ` +
+        `${push.fanout.p99Ms} | ${push.fanout.maxMs} | ${push.fanout.observerMs.p50} / ${push.fanout.observerMs.max} |`,
+    );
   }
   lines.push(
     '',

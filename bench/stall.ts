@@ -1,5 +1,5 @@
 // What a large observer message costs the reads of the process ingesting it (F-large-message-worker): `serve`
-// (both doors) as a real process; a generated chain's transactions mined in one large block
+// (both servers) as a real process; a generated chain's transactions mined in one large block
 // (test/support/large-block.ts) are posted to its observer port while two clients ask, one request after
 // another (5 ms apart), GET /health and GET /extended/v2/blocks/latest. Reports the slowest answer and the
 // p99 of each while the block was in flight, how long the block took, and the process's resident memory

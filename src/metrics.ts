@@ -24,6 +24,27 @@ export class AccessCounters {
 
 export const accessCounters = new AccessCounters();
 
+/**
+ * Counters of live push (src/push): open connections per channel, subscriptions per topic kind, messages
+ * sent, connections dropped and refused. Labels are bounded: channel, topic kind, reason.
+ */
+export class PushCounters {
+  readonly connections = new Map<string, number>();
+  readonly subscriptions = new Map<string, number>();
+  /** by `<channel> <topic kind>` */
+  readonly messages = new Map<string, number>();
+  /** connections closed by the server: `slow` (its backlog over the bound), `unresponsive` (no pong) */
+  readonly drops = new Map<string, number>();
+  /** connections refused over a budget: `per_ip` (anonymous), `per_key` */
+  readonly refused = new Map<string, number>();
+
+  add(counts: Map<string, number>, label: string, by = 1) {
+    counts.set(label, (counts.get(label) ?? 0) + by);
+  }
+}
+
+export const pushCounters = new PushCounters();
+
 const PREFIX = 'stacks_api_';
 
 /** Request latency buckets, in seconds: most answers take about a millisecond. */
@@ -144,6 +165,8 @@ export interface ServiceMetricsOptions {
   store?: Store;
   /** The access-control counters to publish (rejections by status, rate-limit store failures). */
   accessCounters?: AccessCounters;
+  /** The live-push counters to publish (connections, subscriptions, messages, drops, refusals). */
+  pushCounters?: PushCounters;
   /** Process metrics (CPU, memory, event loop, GC): once per process, not in tests. */
   processMetrics?: boolean;
 }
@@ -166,6 +189,7 @@ export class ServiceMetrics {
     });
 
     if (options.accessCounters) registerAccessCounters(registers, options.accessCounters);
+    if (options.pushCounters) registerPushCounters(registers, options.pushCounters);
     if (options.store) registerChainGauges(registers, options.store);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
@@ -214,6 +238,62 @@ function registerAccessCounters(registers: Registry[], access: AccessCounters): 
       this.inc({ client: 'keyed' }, access.admitted.keyed);
     },
   });
+}
+
+/** The live-push counts, read from `push` at scrape time. */
+function registerPushCounters(registers: Registry[], push: PushCounters): void {
+  // each series: one label value per key of the map (a counter's key `<channel> <topic>` holds two)
+  const labelsOf = (labelNames: string[], key: string) => {
+    const values = key.split(' ');
+    return Object.fromEntries(labelNames.map((name, i) => [name, values[i]]));
+  };
+  const gauge = (name: string, help: string, labelNames: string[], counts: Map<string, number>) =>
+    new Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const [key, value] of counts) this.set(labelsOf(labelNames, key), value);
+      },
+    });
+  const counter = (name: string, help: string, labelNames: string[], counts: Map<string, number>) =>
+    new Counter({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const [key, value] of counts) this.inc(labelsOf(labelNames, key), value);
+      },
+    });
+  gauge(
+    'push_connections',
+    'Open live-push connections, by channel (websocket, socket.io)',
+    ['channel'],
+    push.connections,
+  );
+  gauge('push_subscriptions', 'Live-push subscriptions, by topic kind', ['topic'], push.subscriptions);
+  counter(
+    'push_messages_total',
+    'Live-push messages sent, by channel and topic kind',
+    ['channel', 'topic'],
+    push.messages,
+  );
+  counter(
+    'push_drops_total',
+    'Live-push connections closed by the server: slow (its backlog over PUSH_MAX_BUFFERED_KB), unresponsive (no pong)',
+    ['reason'],
+    push.drops,
+  );
+  counter(
+    'push_refused_total',
+    'Live-push connections refused over a budget: per_ip (anonymous), per_key',
+    ['reason'],
+    push.refused,
+  );
 }
 
 /** The chain gauges (tip, mempool, ingest lag), read from `store` at scrape time. */

@@ -87,6 +87,41 @@ export const settings = {
     default: 128,
     doc: 'memory the read API may spend on cached answers and renderings, all routes together, in MiB (counted by what they retain)',
   },
+  PUSH_ENABLED: {
+    schema: { type: 'boolean' },
+    default: true,
+    doc: 'live push on the read API port: WebSocket JSON-RPC at /extended/v1/ws and socket.io at /socket.io/',
+  },
+  PUSH_MAX_CONNECTIONS_PER_IP: {
+    schema: { type: 'integer', minimum: 1, maximum: 1000000 },
+    default: 10,
+    doc: 'live-push connections per client IP (IPv6: per /64) without an API key; more get 429',
+  },
+  PUSH_MAX_CONNECTIONS_PER_KEY: {
+    schema: { type: 'integer', minimum: 1, maximum: 1000000 },
+    default: 100,
+    doc: 'live-push connections per API key, whatever the client IP; more get 429',
+  },
+  PUSH_MAX_SUBSCRIPTIONS: {
+    schema: { type: 'integer', minimum: 1, maximum: 100000 },
+    default: 100,
+    doc: 'topics one live-push connection may subscribe to; a subscription past it is refused',
+  },
+  PUSH_MAX_MESSAGE_BYTES: {
+    schema: { type: 'integer', minimum: 1024, maximum: 16777216 },
+    default: 16384,
+    doc: 'largest message a live-push client may send (a subscribe request); a larger one closes its connection',
+  },
+  PUSH_MAX_BUFFERED_KB: {
+    schema: { type: 'integer', minimum: 16, maximum: 1048576 },
+    default: 1024,
+    doc: 'live-push data waiting to be sent to one client, in KiB; a client that falls further behind is disconnected',
+  },
+  PUSH_PING_INTERVAL_MS: {
+    schema: { type: 'integer', minimum: 1000, maximum: 600000 },
+    default: 20000,
+    doc: 'how often an idle live-push connection is pinged; one that has not answered by the next ping is closed',
+  },
   OBSERVER_HOST: {
     schema: bindAddress,
     default: '127.0.0.1',
@@ -116,7 +151,7 @@ export const settings = {
   CHAIN_ID: {
     schema: { type: 'string', pattern: '^(0x[0-9a-fA-F]{1,8}|[0-9]+)$' },
     default: '0x00000001',
-    doc: 'Stacks chain id (0x00000001 mainnet, 0x80000000 testnet); decides the network of synthetic txs',
+    doc: 'Stacks chain id (0x00000001 mainnet, 0x80000000 testnet); decides the network of burnchain-op txs',
   },
   API_KEYS_REQUIRED: {
     schema: { type: 'boolean' },

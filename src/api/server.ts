@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { RequestMetrics } from '../metrics.js';
 import { caches } from '../caches.js';
+import { registerPush, type PushOptions } from '../push/index.js';
 import { listMigrations } from '../store/migrate.js';
 import { listenForChainState } from '../store/read/chain-state.js';
 import type { Store } from '../store/store.js';
@@ -49,6 +50,8 @@ export interface ApiServerOptions {
   connectionLimits?: ConnectionLimits;
   /** The bound of the process's caches, all routes together (src/caches.ts); 128 MiB when absent. */
   cacheMaxBytes?: number;
+  /** Live push (src/push) on this server's port; none when absent. */
+  push?: Omit<PushOptions, 'store'>;
 }
 
 const MAX_PARAM_LENGTH = 1000;
@@ -56,7 +59,7 @@ const MAX_PARAM_LENGTH = 1000;
 /** The public read API (ten endpoints of the original API, and the service routes). */
 export async function buildApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: options.logger.child({ door: 'api' }) as FastifyBaseLogger,
+    loggerInstance: options.logger.child({ server: 'api' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH, conventionalHeaders(options.apiVersion)),
@@ -102,6 +105,7 @@ export async function buildApiServer(options: ApiServerOptions): Promise<Fastify
     migrations: await listMigrations(),
     ingestProgress: options.ingestProgress,
   });
+  if (options.push) await registerPush(app, { ...options.push, store: options.store });
   registerUnservedRoutes(app);
   // Ingest in another process announces chain changes: the cached chain state (ETags, tip) is dropped then.
   // (A streaming replica does not replay NOTIFY: there the cached state expires by age.)

@@ -28,6 +28,20 @@ export function isValidContractName(name: string): boolean {
   return name.length >= 1 && name.length <= 128 && CONTRACT_NAME_RE.test(name);
 }
 
+/** `<valid address>.<contract name>` (exactly one dot). */
+export function isValidContractId(s: string): boolean {
+  if (typeof s !== 'string') return false;
+  const dot = s.indexOf('.');
+  if (dot < 0 || s.indexOf('.', dot + 1) >= 0) return false;
+  return isValidStacksAddress(s.slice(0, dot)) && isValidContractName(s.slice(dot + 1));
+}
+
+/** A standard principal (address) or a contract principal (`address.name`). */
+export function isValidPrincipal(s: string): boolean {
+  if (typeof s !== 'string') return false;
+  return s.includes('.') ? isValidContractId(s) : isValidStacksAddress(s);
+}
+
 /** Address version for a spending-condition hash mode (0 P2PKH, 1 P2SH, 2 P2WPKH, 3 P2WSH, 5/7 non-sequential multisig). */
 export function addressVersionForHashMode(hashMode: number, mainnet: boolean): number {
   switch (hashMode) {

@@ -52,7 +52,7 @@ export interface DecodedTx {
   anchorMode: AnchorModeName;
   postConditionMode: PostConditionModeName;
   postConditions: PostConditionJson[];
-  /** Mode byte + u32 count + post conditions, as upstream stores them (`0x0100000000` for synthetic txs). */
+  /** Mode byte + u32 count + post conditions, as upstream stores them (`0x0100000000` for burnchain-op txs). */
   postConditionsHex: string;
   nonce: number;
   feeRate: string;

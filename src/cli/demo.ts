@@ -8,7 +8,7 @@ import {
   type GenerateOptions,
   type GenerateReport,
 } from '../devnet/chain.js';
-import { isEmptyIndex, showcaseIds, unfinishedDemoChain } from '../store/read/showcase.js';
+import { idsToTry, isEmptyIndex, unfinishedDemoChain } from '../store/read/demo.js';
 import type { Store } from '../store/store.js';
 import { demoChainCompleted, demoChainStarted } from '../store/write/demo-chain.js';
 import { MEMPOOL_GC_BLOCKS, MEMPOOL_GC_MINUTES } from '../store/write/mempool.js';
@@ -116,7 +116,7 @@ export async function urlsToTry(
   api: FastifyInstance,
   store: Store,
 ): Promise<{ what: string; path: string }[]> {
-  const ids = await showcaseIds(store.sql);
+  const ids = await idsToTry(store.sql);
   const candidates: { what: string; path: string | null }[] = [
     { what: 'latest block', path: '/extended/v2/blocks/latest' },
     {

@@ -172,7 +172,7 @@ function addDatabaseCommands(program: Command): void {
 function addGenerateCommand(program: Command): void {
   program
     .command('generate')
-    .description('write a deterministic synthetic chain (really signed txs) as a TSV that replay reads')
+    .description('write a deterministic generated chain (really signed txs) as a TSV that replay reads')
     .option('--out <path>', 'the TSV file to write (required)')
     .option('--blocks <n>', 'Stacks blocks', integerAtLeast(1), 100)
     .option('--accounts <n>', 'accounts (senders and recipients)', integerAtLeast(8), 100)

@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { connectionLimitsFromConfig } from '../api/connection-limits.js';
 import { accessControlFromConfig } from '../api/plugins/access-control.js';
-import { accessCounters } from '../metrics.js';
+import { accessCounters, pushCounters } from '../metrics.js';
+import { pushLimitsFromConfig } from '../push/index.js';
 import { buildApiServer } from '../api/server.js';
 import { ConfigError, replicaUrls, type Config } from '../config.js';
 import { IngestProgress } from '../ingest/ingest-progress.js';
@@ -15,7 +16,7 @@ import { chainStateChanged } from '../store/read/chain-state.js';
 import { ServiceMetrics, startMetricsServer } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { serviceVersion } from '../version.js';
-import { doorsOf, portError, type Door, type ServeMode } from './ports.js';
+import { portError, serverAddressesOf, type ServeMode, type ServerAddress } from './ports.js';
 import { ingestWorkerData, openPrimaryForReader, openReplicaStore, openStore } from './runtime.js';
 
 type IngestOutcome = Parameters<NonNullable<IngestorOptions['onMessage']>>[1];
@@ -45,7 +46,7 @@ export async function serve(
   logger: Logger,
   mode: ServeMode,
   options: {
-    /** work on the primary before the doors open (the demo chain) */
+    /** work on the primary before the servers open (the demo chain) */
     beforeListen?: (store: Store) => Promise<void>;
     /** aborted when a stop is asked for during start-up: what was opened is closed, and serve throws */
     signal?: AbortSignal;
@@ -57,7 +58,7 @@ export async function serve(
       'DATABASE_REPLICA_URLS needs DATABASE_URL (the PostgreSQL primary the observer writes to), or serve --read-only',
     );
   }
-  const opened: Opened = { doors: doorsOf(config, mode), servers: [], stores: new Set() };
+  const opened: Opened = { addresses: serverAddressesOf(config, mode), servers: [], stores: new Set() };
   const service: RunningService = { stop: () => stopOpened(opened) };
   try {
     const { primary, reads } = await openStores(config, logger, mode, replicas, opened);
@@ -70,6 +71,7 @@ export async function serve(
       ? new ServiceMetrics({
           store: reads ?? primary,
           accessCounters: mode === 'write-only' ? undefined : accessCounters,
+          pushCounters: mode !== 'write-only' && config.PUSH_ENABLED ? pushCounters : undefined,
           processMetrics: true,
         })
       : undefined;
@@ -84,7 +86,7 @@ export async function serve(
       service.api = await startApi(config, logger, { reads, primary, progress, metrics }, opened);
     }
     if (metrics) {
-      const running = await listening(opened.doors, 'METRICS_PORT', () =>
+      const running = await listening(opened.addresses, 'METRICS_PORT', () =>
         startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT),
       );
       opened.closeMetrics = running.close;
@@ -100,7 +102,7 @@ export async function serve(
 
 /** What `serve` opened so far, closed by `stopOpened` in order. */
 interface Opened {
-  doors: Door[];
+  addresses: ServerAddress[];
   servers: FastifyInstance[];
   stores: Set<Store>;
   closeMetrics?: () => Promise<void>;
@@ -108,7 +110,7 @@ interface Opened {
 }
 
 /**
- * Every door stops accepting at once; in-flight requests, and the observer message being ingested, finish
+ * Every server stops accepting at once; in-flight requests, and the observer message being ingested, finish
  * first (Fastify answers 503 to new requests on connections still open). A keep-alive connection becomes
  * idle once its request is answered: closed then, not after the keep-alive timeout. Then the metrics
  * endpoint, the ingest thread and the pools close.
@@ -193,7 +195,7 @@ async function startObserver(
     secret: config.OBSERVER_SECRET,
   });
   opened.servers.push(observer);
-  await listening(opened.doors, 'OBSERVER_PORT', () =>
+  await listening(opened.addresses, 'OBSERVER_PORT', () =>
     observer.listen({ host: config.OBSERVER_HOST, port: config.OBSERVER_PORT }),
   );
   logger.info(`event observer listening on ${observer.addresses().map(url).join(', ')}`);
@@ -234,9 +236,10 @@ async function startApi(
     },
     connectionLimits: connectionLimitsFromConfig(config),
     cacheMaxBytes: config.CACHE_MAX_MB * 1024 * 1024,
+    push: config.PUSH_ENABLED ? { limits: pushLimitsFromConfig(config) } : undefined,
   });
   opened.servers.push(api);
-  await listening(opened.doors, 'API_PORT', () =>
+  await listening(opened.addresses, 'API_PORT', () =>
     api.listen({ host: config.API_HOST, port: config.API_PORT }),
   );
   logger.info(`read API listening on ${api.addresses().map(url).join(', ')}`);
@@ -244,17 +247,21 @@ async function startApi(
 }
 
 /**
- * Listens on a door, a failure to bind named by its variable (checkPorts finds most before start-up; this
+ * Listens on a server's address, a failure to bind named by its variable (checkPorts finds most before start-up; this
  * covers a port taken since).
  */
-async function listening<T>(doors: Door[], variable: Door['variable'], listen: () => Promise<T>): Promise<T> {
+async function listening<T>(
+  addresses: ServerAddress[],
+  variable: ServerAddress['variable'],
+  listen: () => Promise<T>,
+): Promise<T> {
   try {
     return await listen();
   } catch (err) {
-    const door = doors.find((d) => d.variable === variable);
+    const address = addresses.find((a) => a.variable === variable);
     const code = (err as NodeJS.ErrnoException).code;
-    if (door && code && ['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND'].includes(code)) {
-      throw portError(door, err as NodeJS.ErrnoException);
+    if (address && code && ['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND'].includes(code)) {
+      throw portError(address, err as NodeJS.ErrnoException);
     }
     throw err;
   }

@@ -192,7 +192,7 @@ export function poxUnlockHeight(burnHeight: number, periods: number): number {
 }
 
 /**
- * The first reward cycle a lock made at `burnHeight` counts in, as the node's synthetic pox-4 event reports
+ * The first reward cycle a lock made at `burnHeight` counts in, as the node's pox-4 print event reports
  * it (`start-cycle-id`): the next cycle, or the one after when the next cycle's reward set is already being
  * chosen (the prepare phase, whose first block's txs already miss it).
  */

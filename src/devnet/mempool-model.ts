@@ -78,8 +78,8 @@ export class MempoolModel {
     MempoolModel.index(this.minedByAddressNonce, tx, mined);
   }
 
-  /** Settles the pairs `txs` claim: the mined tx, else the best fee, wins; the other members are replaced. */
-  private settle(txs: TxDraft[]) {
+  /** Resolves the pairs `txs` claim: the mined tx, else the best fee, wins; the other members are replaced. */
+  private resolve(txs: TxDraft[]) {
     for (const pair of new Set(txs.map(pairOf))) {
       const members = [...(this.byAddressNonce.get(pair) ?? [])].map((id) => this.rows.get(id)!);
       if (members.length === 0) continue;
@@ -131,10 +131,10 @@ export class MempoolModel {
     return true;
   }
 
-  /** `/new_mempool_tx`: new (or revived) txs, then their pairs settled. */
+  /** `/new_mempool_tx`: new (or revived) txs, then their pairs resolved. */
   receive(txs: TxDraft[], receiptTime: number) {
     const changed = txs.filter((tx) => this.upsert(tx, receiptTime, this.tipHeight));
-    this.settle(changed);
+    this.resolve(changed);
   }
 
   /** `/drop_mempool_tx`: pending txs only. */
@@ -178,11 +178,11 @@ export class MempoolModel {
     if (reorg) {
       for (const tx of reorg.orphaned) this.setMined(tx, false);
       this.prune(reorg.restored);
-      this.settle(reorg.restored);
+      this.resolve(reorg.restored);
       for (const tx of reorg.orphaned) this.upsert(tx, receiptTime, this.tipHeight, false);
     }
     this.prune(txs);
-    this.settle(txs);
+    this.resolve(txs);
     this.tipHeight = height;
     const stale = nakamoto
       ? this.gcMinutes !== undefined && ((r: Row) => r.receiptTime < receiptTime - this.gcMinutes! * 60)

@@ -30,7 +30,7 @@ import { recomputeCustody, setCustodyFromRows } from '../store/write/nft-custody
 import { insertSponsorTxs, numberSponsorTxs, releaseSponsorTxs } from '../store/write/sponsor-txs.js';
 import {
   collectMempoolGarbage,
-  minedTxKeys,
+  minedTxClaims,
   pruneMinedTxs,
   resolveSameNonce,
   restoreToMempool,
@@ -44,9 +44,9 @@ import {
   stagedTxIndexes,
   unconfirmedMicroblocks,
 } from '../store/write/microblocks.js';
-import type { BlockRow, ChainRows, MinerRewardRow } from '../store/schema/rows.js';
+import type { BlockRow, ChainRows, ChainTip, MinerRewardRow } from '../store/schema/rows.js';
 import { loggedMessageBody } from '../store/write/message-log.js';
-import { lockChainTip, setChainTipBlock, touchMempool, type ChainTip } from '../store/write/tip.js';
+import { lockChainTip, setChainTipBlock, touchMempool } from '../store/write/tip.js';
 import { InvalidMessageError, MessageConflictError } from '../errors.js';
 import type { ApplyContext } from './context.js';
 import {
@@ -262,7 +262,7 @@ async function storeBlockRows(
   ];
   const stored = { block, rows, rewardRows, fresh, ordinalsOnInsert, inserts };
   // A large block's rows go in several statements: the tx-id list is read back, and the same-nonce
-  // settling (`resolveSameNonce`, `pruneMinedTxs`) reads the block's txs, once all are stored.
+  // same-nonce resolution (`resolveSameNonce`, `pruneMinedTxs`) reads the block's txs, once all are stored.
   if (fresh && !cutIntoStatements(sql, rows.txs.length)) return stored;
   await sendAll(inserts);
   if (!fresh) await storeBlockTxIds(sql, block.index_block_hash);
@@ -276,7 +276,7 @@ async function storeSiblingBlock(
   ctx: ApplyContext,
   stored: StoredRows,
 ): Promise<'applied'> {
-  // the original settles the same-nonce pairs of every block's txs, canonical or not (a pair's winner is then
+  // the original resolves the same-nonce pairs of every block's txs, canonical or not (a pair's winner is then
   // the canonical chain's tx, else the best fee)
   const last = sendAll([...stored.inserts, resolveSameNonce(sql, stored.rows.txs)]);
   ctx.writesSent?.();
@@ -338,7 +338,7 @@ async function extendTipFromStoredRows(
   if (!stored.ordinalsOnInsert) await assignOrdinals(sql, [block.index_block_hash]);
   await numberSponsorTxs(sql, [block.index_block_hash]);
   await recomputeCustody(sql, [block.index_block_hash]);
-  const mined = await minedTxKeys(sql, [block.index_block_hash]);
+  const mined = await minedTxClaims(sql, [block.index_block_hash]);
   await sendAll(afterContributions(sql, msg, block, ctx, pruneMinedTxs(sql, mined)));
   return 'applied';
 }
@@ -484,7 +484,7 @@ async function restoreFork(
   await numberSponsorTxs(sql, restored);
   // the NFTs either side moved: their latest event is now on the restored chain, or below the fork point
   await recomputeCustody(sql, [...orphaned, ...restored]);
-  await pruneMinedTxs(sql, await minedTxKeys(sql, restored));
+  await pruneMinedTxs(sql, await minedTxClaims(sql, restored));
   const orphanedTxIds = [...(await txIdsOfBlocks(sql, orphaned)), ...orphanedMicroblockTxIds];
   await restoreToMempool(sql, orphanedTxIds, ctx.receivedAt, tip.block_height);
   return orphanedMicroblocks;

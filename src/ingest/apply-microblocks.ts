@@ -7,7 +7,8 @@ import {
   orphanMicroblocks,
   unconfirmedMicroblocks,
 } from '../store/write/microblocks.js';
-import { lockChainTip, setChainTipMicroblock, touchMempool, type ChainTip } from '../store/write/tip.js';
+import type { ChainTip } from '../store/schema/rows.js';
+import { lockChainTip, setChainTipMicroblock, touchMempool } from '../store/write/tip.js';
 import { buildChainRows, logSkippedEvents, type SkippedEvents } from './chain-rows.js';
 import type { ApplyContext } from './context.js';
 import type { NewMicroblocks } from '../protocol/payloads.js';

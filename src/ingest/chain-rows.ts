@@ -1,7 +1,8 @@
 import { InvalidMessageError } from '../errors.js';
 import {
   clarityHexToRepr,
-  decodeSyntheticTx,
+  BURNCHAIN_OP_RAW_TX,
+  decodeBurnchainOpTx,
   decodeTransaction,
   poxLockChange,
   type BlockTxJson,
@@ -60,8 +61,11 @@ export function logSkippedEvents(
     logger.warn({ ...where, type, count }, 'event type not indexed: skipped');
 }
 
-/** Where a batch of transactions sits in the chain: an anchored block, or the unconfirmed microblock stream. */
-export interface Placement {
+/**
+ * The block a batch of transactions is in, as its rows name it: an anchored block, or for the unconfirmed
+ * microblock stream, the block to come above the tip.
+ */
+export interface ContainingBlock {
   index_block_hash: string;
   block_hash: string;
   block_height: number;
@@ -73,8 +77,6 @@ export interface Placement {
   parent_index_block_hash: string;
   canonical: boolean;
 }
-
-const SYNTHETIC_RAW_TX = '0x00';
 
 export function decodedColumns(txId: string, rawTx: string, decoded: DecodedTx): DecodedTxColumns {
   return {
@@ -287,7 +289,7 @@ function splitEventType(type: string): [string, string] {
 /**
  * Decodes the transactions and events of a block or microblock message into rows. Events of failed
  * transactions and uncommitted events are dropped; each transaction's events are renumbered 0..n-1 in
- * the node's order. Synthetic (burnchain) transactions without events are skipped, as upstream does. Events
+ * the node's order. Burnchain-op transactions without events are skipped, as upstream does. Events
  * of types the index does not keep are left out and counted in `skipped` (a newer node may send new types).
  * `rawTxBytes`: each transaction's raw bytes, in the order of `transactions`, when the id check decoded
  * them from hex already (`checkBlockMessage`); else the codec decodes the hex.
@@ -295,7 +297,7 @@ function splitEventType(type: string): [string, string] {
 export function buildChainRows(
   transactions: BlockTransaction[],
   events: ChainEvent[],
-  placement: Placement,
+  block: ContainingBlock,
   isMainnet: boolean,
   skipped?: SkippedEvents,
   rawTxBytes?: readonly (Buffer | undefined)[],
@@ -316,9 +318,9 @@ export function buildChainRows(
     seen.add(tx.txid);
     const txEvents = (eventsByTx.get(tx.txid) ?? []).sort((a, b) => a.event_index - b.event_index);
     let decoded: DecodedTx | null;
-    if (tx.raw_tx === SYNTHETIC_RAW_TX) {
+    if (tx.raw_tx === BURNCHAIN_OP_RAW_TX) {
       try {
-        decoded = decodeSyntheticTx(tx as BlockTxJson, txEvents, isMainnet, placement.burn_block_height);
+        decoded = decodeBurnchainOpTx(tx as BlockTxJson, txEvents, isMainnet, block.burn_block_height);
       } catch (err) {
         throw new InvalidMessageError(
           `burnchain transaction ${tx.txid} cannot be reconstructed: ${(err as Error).message}`,
@@ -328,7 +330,7 @@ export function buildChainRows(
     } else {
       decoded = decodeRawTx(rawTxBytes?.[i] ?? tx.raw_tx, tx.txid);
     }
-    addTxRows(rows, tx, decoded, txEvents, placement, skipped);
+    addTxRows(rows, tx, decoded, txEvents, block, skipped);
   }
   return rows;
 }
@@ -339,7 +341,7 @@ function addTxRows(
   tx: BlockTransaction,
   decoded: DecodedTx,
   txEvents: ChainEvent[],
-  placement: Placement,
+  block: ContainingBlock,
   skipped: SkippedEvents | undefined,
 ): void {
   const status = txStatus(tx.status, tx.txid);
@@ -347,12 +349,12 @@ function addTxRows(
   const microblockSequence = tx.microblock_hash ? (tx.microblock_sequence ?? 0) : ANCHORED_SEQUENCE;
   const located: Located = {
     tx_id: tx.txid,
-    index_block_hash: placement.index_block_hash,
+    index_block_hash: block.index_block_hash,
     microblock_hash: microblockHash,
-    block_height: placement.block_height,
+    block_height: block.block_height,
     tx_index: tx.tx_index,
     microblock_sequence: microblockSequence,
-    canonical: placement.canonical,
+    canonical: block.canonical,
     microblock_canonical: true,
   };
 
@@ -364,18 +366,18 @@ function addTxRows(
 
   const keptEvents = status === TxStatus.success ? txEvents.filter((e) => e.committed !== false) : [];
   const eventCount = addEventRows(rows, keptEvents, located, principals, skipped);
-  rows.txs.push(txRow(tx, decoded, placement, located, status, eventCount));
+  rows.txs.push(txRow(tx, decoded, block, located, status, eventCount));
 
   for (const principal of principals) {
     const row: PrincipalTxRow = {
       principal,
       tx_id: tx.txid,
-      index_block_hash: placement.index_block_hash,
+      index_block_hash: block.index_block_hash,
       microblock_hash: microblockHash,
-      block_height: placement.block_height,
+      block_height: block.block_height,
       microblock_sequence: microblockSequence,
       tx_index: tx.tx_index,
-      canonical: placement.canonical,
+      canonical: block.canonical,
       microblock_canonical: true,
     };
     rows.principalTxs.push(row);
@@ -386,12 +388,12 @@ function addTxRows(
     const contract: SmartContractRow = {
       contract_id: decoded.smartContractContractId,
       tx_id: tx.txid,
-      index_block_hash: placement.index_block_hash,
+      index_block_hash: block.index_block_hash,
       microblock_hash: microblockHash,
-      block_height: placement.block_height,
+      block_height: block.block_height,
       clarity_version: clarityVersion(decoded),
       abi: contractAbi(abi, tx.txid),
-      canonical: placement.canonical,
+      canonical: block.canonical,
       microblock_canonical: true,
     };
     rows.smartContracts.push(contract);
@@ -433,7 +435,7 @@ function addEventRows(
 function txRow(
   tx: BlockTransaction,
   decoded: DecodedTx,
-  placement: Placement,
+  block: ContainingBlock,
   located: Located,
   status: number,
   eventCount: number,
@@ -442,19 +444,19 @@ function txRow(
   // Object.assign onto the decoded columns, not a literal spreading them: with the spread, building a
   // block's rows took 72 µs per tx, with this 14 (100 blocks of 200 txs, buildChainRows alone)
   return Object.assign(decodedColumns(tx.txid, tx.raw_tx, decoded), {
-    index_block_hash: placement.index_block_hash,
+    index_block_hash: block.index_block_hash,
     microblock_hash: located.microblock_hash,
-    block_hash: placement.block_hash,
-    block_height: placement.block_height,
-    block_time: placement.block_time,
-    burn_block_time: placement.burn_block_time,
-    burn_block_height: placement.burn_block_height,
-    parent_burn_block_time: placement.parent_burn_block_time,
-    parent_block_hash: placement.parent_block_hash,
-    parent_index_block_hash: placement.parent_index_block_hash,
+    block_hash: block.block_hash,
+    block_height: block.block_height,
+    block_time: block.block_time,
+    burn_block_time: block.burn_block_time,
+    burn_block_height: block.burn_block_height,
+    parent_burn_block_time: block.parent_burn_block_time,
+    parent_block_hash: block.parent_block_hash,
+    parent_index_block_hash: block.parent_index_block_hash,
     tx_index: tx.tx_index,
     microblock_sequence: located.microblock_sequence,
-    canonical: placement.canonical,
+    canonical: block.canonical,
     microblock_canonical: true,
     status,
     raw_result: tx.raw_result,

@@ -1,6 +1,6 @@
 import type { BlockRow, ChainRows, MicroblockRow, MinerRewardRow } from '../store/schema/rows.js';
 import { encodeChainRows, type EncodedChainRows } from '../store/write/blocks.js';
-import { buildChainRows, logSkippedEvents, type Placement, type SkippedEvents } from './chain-rows.js';
+import { buildChainRows, logSkippedEvents, type ContainingBlock, type SkippedEvents } from './chain-rows.js';
 import type { ApplyContext, DecodedBlock } from './context.js';
 import { checkBlockMessage } from './message-checks.js';
 import { sumExecutionCosts, type NewBlock } from '../protocol/payloads.js';
@@ -84,7 +84,7 @@ export function confirmedMicroblockRows(msg: NewBlock, receivedAt: number): Micr
   return [...seen.values()];
 }
 
-function placementOf(block: BlockRow): Placement {
+function containingBlockOf(block: BlockRow): ContainingBlock {
   return {
     index_block_hash: block.index_block_hash,
     block_hash: block.block_hash,
@@ -108,8 +108,8 @@ export function decodeBlock(msg: NewBlock, isMainnet: boolean, rowsPerStatement?
   const skipped: SkippedEvents = new Map();
   try {
     const rawTxBytes = checkBlockMessage(msg);
-    const placement = placementOf(blockRow(msg, true, null));
-    const rows = buildChainRows(msg.transactions, msg.events, placement, isMainnet, skipped, rawTxBytes);
+    const block = containingBlockOf(blockRow(msg, true, null));
+    const rows = buildChainRows(msg.transactions, msg.events, block, isMainnet, skipped, rawTxBytes);
     const encoded = rowsPerStatement === undefined ? undefined : encodeChainRows(rows, rowsPerStatement);
     return { payload: msg, rows, encoded, skipped };
   } catch (error) {

@@ -1,4 +1,4 @@
-import { hexToBuffer, txIdFromRaw } from '../chain/index.js';
+import { BURNCHAIN_OP_RAW_TX, hexToBuffer, txIdFromRaw } from '../chain/index.js';
 import type { BlockTransaction, ChainEvent, NewBlock, NewMicroblocks } from '../protocol/payloads.js';
 import { InvalidMessageError } from '../errors.js';
 
@@ -12,16 +12,13 @@ import { InvalidMessageError } from '../errors.js';
 // a stream's first microblock names the block hash of the block it streams after. The recorded mocknet
 // stream names another.)
 
-/** Synthetic (burnchain) transactions carry no bytes: their id is the burnchain operation's. */
-const SYNTHETIC_RAW_TX = '0x00';
-
 /**
  * A transaction's id is the SHA-512/256 of its bytes (`txIdFromRaw`): anything else is not that tx. Returns
- * the bytes (none for a synthetic tx), which the codec decodes next (`buildChainRows`): the hex is decoded
+ * the bytes (none for a burnchain-op tx), which the codec decodes next (`buildChainRows`): the hex is decoded
  * once.
  */
 function checkTxId(tx: Pick<BlockTransaction, 'txid' | 'raw_tx'>): Buffer | undefined {
-  if (tx.raw_tx === SYNTHETIC_RAW_TX) return undefined;
+  if (tx.raw_tx === BURNCHAIN_OP_RAW_TX) return undefined;
   const bytes = hexToBuffer(tx.raw_tx);
   const actual = txIdFromRaw(bytes);
   if (actual !== tx.txid.toLowerCase()) {

@@ -15,7 +15,7 @@ export interface ObserverServerOptions {
 }
 
 /**
- * The event-observer door: the stacks-node POSTs chain events here. It answers 200 once a message is
+ * The event-observer server: the stacks-node POSTs chain events here. It answers 200 once a message is
  * committed (or found to change nothing: a duplicate); a message no node sends gets 400 (a block whose
  * parent is missing, 409) and writes nothing; any other failure (the database is down...) gets 500, so the
  * node retries the same message. A node re-sends until it gets a 200, so every non-2xx answer is listed in
@@ -24,7 +24,7 @@ export interface ObserverServerOptions {
 export function buildObserverServer(options: ObserverServerOptions): FastifyInstance {
   const guards = observerGuards({ secret: options.secret ?? '', budgetBytes: options.bodyLimitBytes });
   const app = Fastify({
-    loggerInstance: options.logger.child({ door: 'observer' }) as FastifyBaseLogger,
+    loggerInstance: options.logger.child({ server: 'observer' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     rewriteUrl: guards.rewriteUrl,

@@ -10,8 +10,9 @@ const TERMINATE = 0x58;
 
 /**
  * PGlite's one database session, reached by postgres.js through in-process connections (its `socket`
- * option) instead of a listener: the embedded database has no door at all, neither a TCP port another
- * local user could reach (PGlite has no authentication: anyone on the port was superuser) nor a socket file.
+ * option) instead of a listener: nothing outside the process reaches the embedded database, through neither
+ * a TCP port another local user could reach (PGlite has no authentication: anyone on the port was
+ * superuser) nor a socket file.
  *
  * Faster too: bench/ceiling-server.ts (one primary-key lookup per request, autocannon -c 32 -d 10) answered
  * 26.4-26.6k req/s through it, against 11.6-12.3k through pglite-socket's TCP listener (same machine, runs

@@ -116,7 +116,12 @@ describe('connection limits (serve, open-file limit 1,024)', async () => {
     const attacker = await hold('127.0.0.1', apiPort, 3_000, 'GET /extended HTTP/1.1\r\nHost: x\r\n');
     try {
       await waitUntil('all but the per-IP bound refused', () => attacker.closed() >= 3_000 - PER_IP);
-      assert.ok(openFiles(service) <= filesBefore + PER_IP + 5, `${openFiles(service)} files open`);
+      // Counted until it settles: taken at once under a load average of 8 it once read 105 (never alone). What
+      // must hold is that the server keeps the per-IP bound's descriptors, not 3,000.
+      await waitUntil(
+        `at most ${filesBefore + PER_IP + 5} files open`,
+        () => openFiles(service) <= filesBefore + PER_IP + 5,
+      );
       for (let i = 0; i < 20; i++) assert.equal(await getFrom('127.0.0.2', apiPort, '/extended'), 200);
       // the slow ones are closed once the header timeout (3 s, checked every second) is over
       await waitUntil('the slow connections closed', () => attacker.closed() === 3_000);

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { seedDemoChain } from '../../src/cli/demo.js';
 import { loadConfig } from '../../src/config.js';
 import { DEMO } from '../../src/api/schemas/examples.js';
-import { showcaseIds } from '../../src/store/read/showcase.js';
+import { idsToTry } from '../../src/store/read/demo.js';
 import type { Store } from '../../src/store/store.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
@@ -57,7 +57,7 @@ describe('/doc parameter examples on the demo chain (postgres)', () => {
   });
 
   test('the examples name what the demo chain holds (else: the values to put in schemas/examples.ts)', async () => {
-    const ids = await showcaseIds(store.sql);
+    const ids = await idsToTry(store.sql);
     const [block] = await store.sql<
       { block_hash: string; index_block_hash: string; burn_block_height: number }[]
     >`

@@ -26,7 +26,7 @@ const ROUTE = '/extended/v1/tx/multiple';
 type Serialize = (answer: unknown) => string;
 
 /**
- * A synthetic chain for what the recorded ones lack: each drop reason, and a microblock tx not yet confirmed
+ * A generated chain for what the recorded ones lack: each drop reason, and a microblock tx not yet confirmed
  * (beside one mined tx).
  */
 async function droppedAndStreamed(engine: Engine): Promise<TestApi> {
@@ -50,7 +50,7 @@ async function droppedAndStreamed(engine: Engine): Promise<TestApi> {
 
 /**
  * Recorded chains (shared fixtures) with mined txs (orphaned, microblock-streamed, contract calls with events)
- * and mempool txs, and the synthetic one above.
+ * and mempool txs, and the generated one above.
  */
 const CHAINS: { name: string; start: (engine: Engine) => Promise<TestApi> }[] = [
   ...[
@@ -58,7 +58,7 @@ const CHAINS: { name: string; start: (engine: Engine) => Promise<TestApi> }[] = 
     'mainnet-reorg-scenario1',
     'regtest-env-pox-4-stack-stx-in-reward-phase-S1',
   ].map((fixture) => ({ name: fixture, start: (engine: Engine) => startTestApi({ engine, fixture }) })),
-  { name: 'dropped and streamed (synthetic)', start: droppedAndStreamed },
+  { name: 'dropped and streamed (generated)', start: droppedAndStreamed },
 ];
 
 /** Each query the route takes that changes the answer; the default one goes twice (rendered, then cached). */

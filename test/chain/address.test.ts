@@ -3,7 +3,9 @@ import { describe, test } from 'node:test';
 import { c32address, c32addressDecode, c32checkEncode } from 'c32check';
 import {
   addressVersionForHashMode,
+  isValidContractId,
   isValidContractName,
+  isValidPrincipal,
   isValidStacksAddress,
   parsePrincipal,
 } from '../../src/chain/address.js';
@@ -152,7 +154,22 @@ describe('contract ids and principals', () => {
     }
   });
 
-  test('parsePrincipal', () => {
+  test('isValidContractId', () => {
+    assert.equal(isValidContractId('SP000000000000000000002Q6VF78.pox'), true);
+    assert.equal(isValidContractId('ST2ZRX0K27GW0SP3GJCEMHD95TQGJMKB7G9Y0X1MH.my_contract-v2'), true);
+    assert.equal(isValidContractId('SP000000000000000000002Q6VF78'), false);
+    assert.equal(isValidContractId('SP000000000000000000002Q6VF78.'), false);
+    assert.equal(isValidContractId('SP000000000000000000002Q6VF78.2pox'), false);
+    assert.equal(isValidContractId('SP000000000000000000002Q6VF78.pox.extra'), false);
+    assert.equal(isValidContractId('SP000000000000000000002Q6VF79.pox'), false); // bad checksum
+    assert.equal(isValidContractId(`SP000000000000000000002Q6VF78.${'a'.repeat(129)}`), false);
+  });
+
+  test('isValidPrincipal and parsePrincipal', () => {
+    assert.equal(isValidPrincipal('SP000000000000000000002Q6VF78'), true);
+    assert.equal(isValidPrincipal('SP000000000000000000002Q6VF78.pox-4'), true);
+    assert.equal(isValidPrincipal('SP000000000000000000002Q6VF78.pox 4'), false);
+    assert.equal(isValidPrincipal('not-an-address'), false);
     const p = parsePrincipal('ST000000000000000000002AMW42H.pox-4');
     assert.equal(p.address, 'ST000000000000000000002AMW42H');
     assert.equal(p.version, 26);

@@ -109,7 +109,7 @@ describe('decodeTransaction against the golden API responses', () => {
         const txId = body.tx_id as string;
         const raw = idx.rawTx.get(txId);
         assert.ok(raw, `${name}: raw tx of ${txId} is in the fixture`);
-        if (raw === '0x00') continue; // synthetic: see synthetic.test.ts
+        if (raw === '0x00') continue; // a burnchain-op tx: see burnchain-op.test.ts
         assert.equal(txIdFromRaw(raw), txId, `${txId}: tx id is the hash of its bytes`);
         const decoded = decodeTransaction(raw);
         assert.equal(decoded.byteLength, (raw.length - 2) / 2);

@@ -4,13 +4,14 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkPorts, doorsOf, PortError } from '../../src/cli/ports.js';
+import { checkPorts, PortError, serverAddressesOf } from '../../src/cli/ports.js';
 import { serve } from '../../src/cli/serve.js';
 import { loadConfig } from '../../src/config.js';
 import { describeConfig } from '../../src/settings.js';
 import { heavyModulesLoaded, runCli, type CliRun } from '../support/cli.js';
 import { createTestDatabaseUrl, silentLogger, stopOwnCluster } from '../support/database.js';
 import { freePort } from '../support/postgres.js';
+import { serveConfig, serveEnv } from '../support/serve-config.js';
 
 // The command line as a user meets it: help everywhere, usage errors in one line with a hint, arguments,
 // settings and ports checked before any work (the database is never opened: its directory never appears,
@@ -215,13 +216,15 @@ describe('settings and ports: checked before the database is opened', () => {
   });
   after(() => new Promise<void>((resolve) => busy.close(() => resolve())));
 
-  const serverEnv = async (env: Record<string, string>) => ({
-    API_HOST: '127.0.0.1',
-    API_PORT: String(await freePort()),
-    OBSERVER_PORT: String(await freePort()),
-    METRICS_PORT: String(await freePort()),
-    ...env,
-  });
+  /** Every server on a free port, metrics on. */
+  const serverEnv = async (env: Record<string, string>) =>
+    serveEnv({
+      API_PORT: String(await freePort()),
+      OBSERVER_PORT: String(await freePort()),
+      METRICS_ENABLED: 'true',
+      METRICS_PORT: String(await freePort()),
+      ...env,
+    });
 
   /** A server command that must stop at once with `error`, loading no store, API or ingest module. */
   async function refused(args: string[], env: Record<string, string>, error: string) {
@@ -258,21 +261,21 @@ describe('settings and ports: checked before the database is opened', () => {
     );
   });
 
-  test('two doors on one port', async () => {
+  test('two servers on one port', async () => {
     const env = await serverEnv({});
     await refused(
       ['serve'],
       { ...env, OBSERVER_PORT: env.API_PORT },
-      `OBSERVER_PORT and API_PORT are both ${env.API_PORT}: each door needs its own port`,
+      `OBSERVER_PORT and API_PORT are both ${env.API_PORT}: each server needs its own port`,
     );
     await refused(
       ['start'],
       { ...env, METRICS_PORT: env.OBSERVER_PORT },
-      `OBSERVER_PORT and METRICS_PORT are both ${env.OBSERVER_PORT}: each door needs its own port`,
+      `OBSERVER_PORT and METRICS_PORT are both ${env.OBSERVER_PORT}: each server needs its own port`,
     );
   });
 
-  test('a port in use, for each door and mode', async () => {
+  test('a port in use, for each server and mode', async () => {
     const inUse = (variable: string) =>
       `${variable}=${busyPort}: 127.0.0.1:${busyPort} is already in use (another process listens there); choose a free port with ${variable}`;
     await refused(['serve'], await serverEnv({ API_PORT: String(busyPort) }), inUse('API_PORT'));
@@ -291,12 +294,12 @@ describe('settings and ports: checked before the database is opened', () => {
     try {
       await refused(
         ['start'],
-        {
-          API_HOST: '127.0.0.1',
+        serveEnv({
           API_PORT: String(busyPort),
           OBSERVER_PORT: String(observerPort),
+          METRICS_ENABLED: 'true',
           METRICS_PORT: String(metricsPort),
-        },
+        }),
         `OBSERVER_PORT=${observerPort}, API_PORT=${busyPort}, METRICS_PORT=${metricsPort}: ` +
           `127.0.0.1:${observerPort}, 127.0.0.1:${busyPort}, 127.0.0.1:${metricsPort} are already in use ` +
           '(other processes listen there); choose free ports with OBSERVER_PORT, API_PORT, METRICS_PORT',
@@ -304,13 +307,8 @@ describe('settings and ports: checked before the database is opened', () => {
       // a shared port and a busy one: both said
       await refused(
         ['serve'],
-        {
-          API_HOST: '127.0.0.1',
-          API_PORT: String(busyPort),
-          OBSERVER_PORT: '0',
-          METRICS_PORT: String(busyPort),
-        },
-        `API_PORT and METRICS_PORT are both ${busyPort}: each door needs its own port; ` +
+        serveEnv({ API_PORT: String(busyPort), METRICS_ENABLED: 'true', METRICS_PORT: String(busyPort) }),
+        `API_PORT and METRICS_PORT are both ${busyPort}: each server needs its own port; ` +
           `API_PORT=${busyPort}: 127.0.0.1:${busyPort} is already in use (another process listens there); ` +
           'choose a free port with API_PORT',
       );
@@ -319,12 +317,14 @@ describe('settings and ports: checked before the database is opened', () => {
     }
   });
 
-  test('doors a mode does not open are not checked', async () => {
+  test('servers a mode does not open are not checked', async () => {
     const config = loadConfig({ API_PORT: '3999', OBSERVER_PORT: '3999', METRICS_ENABLED: 'false' });
-    assert.deepEqual(doorsOf(config, 'write-only'), [
+    assert.deepEqual(serverAddressesOf(config, 'write-only'), [
       { variable: 'OBSERVER_PORT', host: '127.0.0.1', port: 3999 },
     ]);
-    assert.deepEqual(doorsOf(config, 'read-only'), [{ variable: 'API_PORT', host: '0.0.0.0', port: 3999 }]);
+    assert.deepEqual(serverAddressesOf(config, 'read-only'), [
+      { variable: 'API_PORT', host: '0.0.0.0', port: 3999 },
+    ]);
     await checkPorts(
       loadConfig({ API_PORT: String(busyPort), METRICS_PORT: '0', OBSERVER_PORT: '0' }),
       'write-only',
@@ -338,13 +338,7 @@ describe('settings and ports: checked before the database is opened', () => {
   });
 
   test('a port taken after the check: serve names the variable too', async () => {
-    const config = loadConfig({
-      DATABASE_URL: await createTestDatabaseUrl(),
-      API_HOST: '127.0.0.1',
-      API_PORT: String(busyPort),
-      OBSERVER_PORT: '0',
-      METRICS_PORT: '0',
-    });
+    const config = serveConfig({ DATABASE_URL: await createTestDatabaseUrl(), API_PORT: String(busyPort) });
     await assert.rejects(
       serve(config, silentLogger, 'both'),
       (err: unknown) =>
@@ -373,13 +367,7 @@ describe('a database that cannot be reached: one line naming it, exit 2', () => 
     for (const { url, error } of cases) {
       for (const args of [['migrate'], ['serve']]) {
         const run = await runCli(args, {
-          env: {
-            DATABASE_URL: url,
-            API_HOST: '127.0.0.1',
-            API_PORT: '0',
-            OBSERVER_PORT: '0',
-            METRICS_PORT: '0',
-          },
+          env: serveEnv({ DATABASE_URL: url }),
         });
         assert.equal(run.code, 2, run.stderr);
         assert.equal(run.stderr, `error: ${error}\n`);

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pino from 'pino';
 import { serve } from '../../src/cli/serve.js';
-import { loadConfig } from '../../src/config.js';
 import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
 import { createTestDatabaseUrl, stopOwnCluster } from '../support/database.js';
 import { baseUrlOf } from '../support/http.js';
+import { serveConfig, TESTNET } from '../support/serve-config.js';
 import { fixtureFile } from '../support/shared.js';
 
 // What an operator reads at the default level (info): a line per API request, a line per indexed block.
@@ -39,16 +39,7 @@ async function firstMessages(count: number): Promise<RecordedMessage[]> {
 
 async function running(env: Record<string, string>) {
   const { logger, lines } = capturingLogger();
-  const config = loadConfig({
-    DATABASE_URL: await createTestDatabaseUrl(),
-    API_HOST: '127.0.0.1',
-    API_PORT: '0',
-    OBSERVER_PORT: '0',
-    METRICS_ENABLED: 'false',
-    CHAIN_ID: '0x80000000',
-    RATE_LIMIT_ENABLED: 'false',
-    ...env,
-  });
+  const config = serveConfig({ DATABASE_URL: await createTestDatabaseUrl(), ...TESTNET, ...env });
   const service = await serve(config, logger, 'both');
   return { service, lines, api: baseUrlOf(service.api!), observer: baseUrlOf(service.observer!) };
 }

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../src/store/db.js';
 import { DatabaseInUseError } from '../../src/store/directory-lock.js';
 import { freePort } from '../support/postgres.js';
+import { serveEnv } from '../support/serve-config.js';
 import { sleep, startServe, type ServeProcess } from '../support/serve-process.js';
 
 // One process per embedded database directory, with real processes: `serve` on a PGlite directory, and
@@ -82,10 +83,10 @@ describe('PGlite: one process per directory, keys through the running server', (
     const holder = holderOf(dir);
 
     // a second server, and a command that writes, are refused: exit 2, one line, no stack
-    const second = await cli(['serve'], {
-      API_PORT: String(await freePort()),
-      OBSERVER_PORT: String(await freePort()),
-    });
+    const second = await cli(
+      ['serve'],
+      serveEnv({ API_PORT: String(await freePort()), OBSERVER_PORT: String(await freePort()) }),
+    );
     assert.equal(second.code, 2);
     assert.match(second.stderr, holder);
     const migrate = await cli(['migrate']);

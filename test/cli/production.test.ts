@@ -10,6 +10,7 @@ import { staleness } from '../../scripts/build.mjs';
 import { packageVersion } from '../../src/version.js';
 import { createTestDatabaseUrl, stopOwnCluster } from '../support/database.js';
 import { freePort } from '../support/postgres.js';
+import { serveEnv } from '../support/serve-config.js';
 
 // The service as operators run it: compiled (dist/), packed and installed without dev dependencies, and
 // started every documented way (`npm start`, `npm run cli -- serve`, the `stacks-read-api` bin, and
@@ -138,16 +139,14 @@ async function run(command: string, args: string[], cwd: string): Promise<string
   return output;
 }
 
-const serverEnv = async (env: Record<string, string>) => ({
-  API_HOST: '127.0.0.1',
-  API_PORT: String(await freePort()),
-  OBSERVER_PORT: String(await freePort()),
-  METRICS_ENABLED: 'false',
-  RATE_LIMIT_ENABLED: 'false',
-  LOG_LEVEL: 'info',
-  LOG_FORMAT: 'json',
-  ...env,
-});
+const serverEnv = async (env: Record<string, string>) =>
+  serveEnv({
+    API_PORT: String(await freePort()),
+    OBSERVER_PORT: String(await freePort()),
+    LOG_LEVEL: 'info',
+    LOG_FORMAT: 'json',
+    ...env,
+  });
 
 const BANNER = /^Stacks read API on http:\/\/127\.0\.0\.1:\d+ — try:$/;
 

@@ -15,10 +15,10 @@ import {
   createTestDatabaseUrl,
   silentLogger,
   stopOwnCluster,
-  TEST_CONNECT_TIMEOUT_MS,
 } from '../support/database.js';
 import { baseUrlOf } from '../support/http.js';
 import { freePort } from '../support/postgres.js';
+import { serveConfig, serveEnv, TESTNET } from '../support/serve-config.js';
 import { fixtureFile } from '../support/shared.js';
 
 // Run modes and graceful shutdown, on PostgreSQL (a child process needs a database it can reach by URL).
@@ -108,21 +108,13 @@ function refused(port: number): Promise<boolean> {
   });
 }
 
+/** A test's serve settings, with metrics (on a port the system picks). */
 function testConfig(env: Record<string, string>) {
-  return loadConfig({
-    API_HOST: '127.0.0.1',
-    API_PORT: '0',
-    OBSERVER_PORT: '0',
-    METRICS_PORT: '0',
-    CHAIN_ID: '0x80000000',
-    RATE_LIMIT_ENABLED: 'false',
-    DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
-    ...env,
-  });
+  return serveConfig({ METRICS_ENABLED: 'true', METRICS_PORT: '0', ...TESTNET, ...env });
 }
 
 describe('serve: run modes (in process)', () => {
-  test('both doors: the observer writes, the API reads, metrics count both', async () => {
+  test('both servers: the observer writes, the API reads, metrics count both', async () => {
     const url = await createTestDatabaseUrl();
     const service = await serve(testConfig({ DATABASE_URL: url }), silentLogger, 'both');
     try {
@@ -237,16 +229,16 @@ describe('serve: graceful shutdown of a real process', () => {
       cwd: root,
       env: {
         ...process.env,
-        DATABASE_URL: url,
-        DB_POOL_MAX: '2',
-        API_HOST: '127.0.0.1',
-        API_PORT: String(apiPort),
-        OBSERVER_PORT: String(observerPort),
-        METRICS_PORT: String(metricsPort),
-        CHAIN_ID: '0x80000000',
-        RATE_LIMIT_ENABLED: 'false',
-        LOG_LEVEL: 'info',
-        DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
+        ...serveEnv({
+          DATABASE_URL: url,
+          DB_POOL_MAX: '2',
+          API_PORT: String(apiPort),
+          OBSERVER_PORT: String(observerPort),
+          METRICS_ENABLED: 'true',
+          METRICS_PORT: String(metricsPort),
+          ...TESTNET,
+          LOG_LEVEL: 'info',
+        }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

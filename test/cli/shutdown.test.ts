@@ -40,13 +40,13 @@ describe('shutdown', () => {
     const ran: string[] = [];
     await shutdown.starting(async () => {
       shutdown.onStop('database', async () => void ran.push('database'));
-      shutdown.onStop('doors', async () => void ran.push('doors'));
+      shutdown.onStop('servers', async () => void ran.push('servers'));
     });
     assert.equal(shutdown.signal.aborted, false);
     shutdown.receive('SIGTERM');
     assert.equal(shutdown.signal.aborted, true);
     assert.equal(await exit, 0);
-    assert.deepEqual(ran, ['doors', 'database']);
+    assert.deepEqual(ran, ['servers', 'database']);
     assert.deepEqual(messages, ['shutting down: finishing in-flight requests and messages', 'stopped']);
   });
 

@@ -16,7 +16,7 @@ import { testEngines } from '../support/engines.js';
 // A new canonical block's consequences are computed from the rows in hand (principal ordinals numbered on
 // insert, balance contributions from the decoded rows, the mempool pruned by the block's tx keys), while a
 // reorg, a genesis adoption or a block confirming past orphaned microblocks computes them from the rows read
-// back (assignOrdinals, applyStoredContributions, minedTxKeys). The ingest switch `readBackRows` sends
+// back (assignOrdinals, applyStoredContributions, minedTxClaims). The ingest switch `readBackRows` sends
 // every block down the read-back paths: a generated chain (forks, a microblock stream, sponsored txs,
 // FT/NFT mints, transfers and burns, replace-by-fee and stale drops) goes through each into its own
 // database, and the two indexes must be equal, table by table. (Checked to fail when a path is broken:

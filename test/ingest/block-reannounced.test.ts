@@ -21,7 +21,7 @@ import { fixtureIsMainnet, fixtureMessages } from '../support/shared.js';
 // transactions and no events, between two later blocks (seen in recordings of real nodes, between blocks 19
 // and 20). The node re-sends every message until it gets a 200, so a refusal would stall it for good. The
 // observer must answer 200 and keep what it holds: every endpoint answers as on the same chain without the
-// re-announcement, through replay and through the observer's HTTP door.
+// re-announcement, through replay and through the observer's HTTP server.
 
 after(stopOwnCluster);
 
@@ -109,8 +109,8 @@ async function ingestByReplay(store: Store, stream: Stream): Promise<number> {
 }
 
 /**
- * Through the observer's HTTP door, one POST per message as a node sends them. The ingestor is given each
- * message's recorded receipt time (the door would take the clock's), so mempool receipt times compare.
+ * Through the observer's HTTP server, one POST per message as a node sends them. The ingestor is given each
+ * message's recorded receipt time (the server would take the clock's), so mempool receipt times compare.
  * Returns how many answers had each status.
  */
 async function ingestByObserver(store: Store, stream: Stream): Promise<Map<number, number>> {

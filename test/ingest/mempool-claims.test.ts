@@ -16,7 +16,7 @@ import { testEngines } from '../support/engines.js';
 
 // Txs that spend the same nonce, in each order of messages, and what the API answers for each: the
 // original API's rules (store/write/mempool.ts, "Same-nonce txs"). A tx claims the (payer, nonce) pair of
-// its payer (the sponsor if sponsored) and origin nonce; settling a pair looks at its txs pending and
+// its payer (the sponsor if sponsored) and origin nonce; resolving a pair looks at its txs pending and
 // dropped; the tx mined on the canonical chain wins over any fee; node drops change pending txs only.
 
 after(stopOwnCluster);
@@ -190,7 +190,7 @@ for (const engine of testEngines(import.meta.url)) {
     test('a block mining two txs of one pair writes the earlier, pending one once', async () => {
       // The pair (sponsor, 0): alice's and carol's txs of origin nonce 0, both sponsored by `sponsor`. In the
       // mempool alice's outbids carol's; the block mines alice's, then carol's, which wins the pair as the
-      // one mined last. Alice's row ends pruned and replaced by carol's: written by the settling alone (the
+      // one mined last. Alice's row ends pruned and replaced by carol's: written by the resolution alone (the
       // prune, run after it, finds it pruned), not pruned first and then rewritten.
       // one connection: its counts of rows updated (pg_stat_xact_user_tables) are read inside the block's
       // transaction, and include those of its earlier transactions not yet flushed to the cumulative

@@ -3,16 +3,11 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 import pino from 'pino';
 import { serve } from '../../src/cli/serve.js';
-import { loadConfig } from '../../src/config.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { buildObserverServer } from '../../src/ingest/observer-server.js';
 import type { Store } from '../../src/store/store.js';
-import {
-  createTestDatabaseUrl,
-  openTestStore,
-  stopOwnCluster,
-  TEST_CONNECT_TIMEOUT_MS,
-} from '../support/database.js';
+import { createTestDatabaseUrl, openTestStore, stopOwnCluster } from '../support/database.js';
+import { serveConfig } from '../support/serve-config.js';
 import { fixtureMessages } from '../support/shared.js';
 
 // Who may post to the observer (OBSERVER_SECRET in the endpoint's path, the only credential a stacks-node can
@@ -145,14 +140,7 @@ describe('observer secret', () => {
 
   test('serve warns loudly when the observer listens beyond loopback without a secret', async () => {
     const url = await createTestDatabaseUrl();
-    const config = (env: Record<string, string>) =>
-      loadConfig({
-        DATABASE_URL: url,
-        OBSERVER_PORT: '0',
-        METRICS_ENABLED: 'false',
-        DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
-        ...env,
-      });
+    const config = (env: Record<string, string>) => serveConfig({ DATABASE_URL: url, ...env });
     const warnings = async (env: Record<string, string>) => {
       const { logger, lines } = capturingLogger();
       const service = await serve(config(env), logger, 'write-only');

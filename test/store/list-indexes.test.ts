@@ -8,7 +8,7 @@ import { Ingestor } from '../../src/ingest/ingestor.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { generatedMessages } from '../support/delivery.js';
 import { databaseDigest, READ_TABLES, RECEIPT_TIME_COLUMNS } from '../support/digest.js';
-import { runsOn, testEngines } from '../support/engines.js';
+import { GENERATED_CASE, runsOn, testEngines } from '../support/engines.js';
 import { fixtureIsMainnet, fixtureMessages } from '../support/shared.js';
 
 // Migrations 033-036 add what the lists beyond the ten read: each block's chain totals, the sponsor rows,
@@ -42,7 +42,7 @@ before(async () => {
     workers: 0,
   });
   chains.push({
-    name: 'generated',
+    name: GENERATED_CASE,
     mainnet: true,
     messages: generated.messages,
     cut: Math.round(generated.messages.length * 0.45),

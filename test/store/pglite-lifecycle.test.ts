@@ -85,10 +85,10 @@ async function fakeHolder(path: string): Promise<{ server: Server; asked: number
   return impostor;
 }
 
-describe('PGlite: no door to the database', () => {
+describe('PGlite: no way into the database from outside', () => {
   for (const where of ['memory://', 'directory']) {
     test(`opening PGlite (${where}) listens on no TCP port and opens no database socket`, async () => {
-      const dir = where === 'memory://' ? where : join(scratch, 'no-door');
+      const dir = where === 'memory://' ? where : join(scratch, 'no-listener');
       const before = await listeningTcpInodes();
       const db = await openDatabase({ url: '', pgliteDir: dir, poolMax: 1 });
       try {
@@ -96,15 +96,15 @@ describe('PGlite: no door to the database', () => {
         const [[one], [two]] = await Promise.all([db.sql`SELECT 1 AS n`, db.sql`SELECT 2 AS n`]);
         assert.deepEqual([one.n, two.n], [1, 2]);
         await db.sql.begin(async (tx) => {
-          await tx`CREATE TABLE door (a int)`;
-          await tx`INSERT INTO door VALUES (7)`;
+          await tx`CREATE TABLE probe (a int)`;
+          await tx`INSERT INTO probe VALUES (7)`;
         });
-        const [row] = await db.sql`SELECT a FROM door`;
+        const [row] = await db.sql`SELECT a FROM probe`;
         assert.equal(row.a, 7);
         const opened = [...(await listeningTcpInodes())].filter((inode) => !before.has(inode));
         assert.deepEqual(opened, [], 'a TCP listener was opened');
         if (dir !== 'memory://') {
-          // the one socket is the directory's private control socket (see below), no database door
+          // the one socket is the directory's private control socket (see below), no database socket
           const sockets = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) =>
             e.isSocket(),
           );

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Store } from '../../src/store/store.js';
-import { SETTLE_FROM_STORED } from '../../src/store/write/mempool.js';
+import { RESOLVE_FROM_STORED } from '../../src/store/write/mempool.js';
 import { connectTestDatabase, createTestDatabaseUrl, stopOwnCluster } from '../support/database.js';
 import { generatedMessages, ingestMessages } from '../support/delivery.js';
 
@@ -85,7 +85,7 @@ describe('plan cache of ingest statements (postgres)', () => {
 
       // the statements that read tables: a custom plan on each call, never the generic one
       for (const reading of [
-        SETTLE_FROM_STORED,
+        RESOLVE_FROM_STORED,
         'WITH tip_tx AS (',
         'UPDATE mempool_txs AS m SET pruned = true FROM unnest($1::text[]) AS t(tx_id)',
         'SELECT DISTINCT tx_id FROM txs WHERE tx_id = ANY($1)',

@@ -11,7 +11,7 @@ import {
   listAccountTxs,
   listAccountTxsAtHeight,
 } from '../../src/store/read/account-txs.js';
-import { showcaseIds } from '../../src/store/read/showcase.js';
+import { idsToTry } from '../../src/store/read/demo.js';
 import type { PrincipalTxRow } from '../../src/store/schema/rows.js';
 import type { Store } from '../../src/store/store.js';
 import { insertChainRows, setBlocksCanonical } from '../../src/store/write/blocks.js';
@@ -169,7 +169,7 @@ describe('the statements on the principal index, on a grown table (postgres)', (
           both.map((rows) => rows[0].tx_id),
           [stored[0].tx_id, stored[1].tx_id],
         );
-        await showcaseIds(read);
+        await idsToTry(read);
 
         // the writes: a block's stored rows sent again (numbered, and not), which insert nothing; a reorg's
         // flips and its ordinals released and assigned again; the staged rows of microblocks; block 0 adopted

@@ -10,6 +10,7 @@ import { connectTestDatabase, silentLogger, TEST_CONNECT_TIMEOUT_MS } from '../s
 import { engines } from '../support/engines.js';
 import { baseUrlOf } from '../support/http.js';
 import { freePort, startPostgres, startReplica, type TestPostgres } from '../support/postgres.js';
+import { serveConfig, TESTNET } from '../support/serve-config.js';
 import { fixtureFile } from '../support/shared.js';
 
 // One writer, one reader on a streaming replica, as docs/deploy.md describes: a PostgreSQL primary and a
@@ -62,17 +63,8 @@ describe('read replicas (PostgreSQL streaming replication)', { skip }, () => {
   });
 
   test('a reader on the replica serves what the writer ingests into the primary', async () => {
-    const env = {
-      DATABASE_URL: primaryUrl,
-      API_HOST: '127.0.0.1',
-      API_PORT: '0',
-      OBSERVER_PORT: '0',
-      METRICS_ENABLED: 'false',
-      CHAIN_ID: '0x80000000',
-      RATE_LIMIT_ENABLED: 'false',
-      DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
-    };
-    writer = await serve(loadConfig(env), silentLogger, 'write-only');
+    const env = { DATABASE_URL: primaryUrl, ...TESTNET };
+    writer = await serve(serveConfig(env), silentLogger, 'write-only');
     // The writer migrated the primary; the reader starts once the whole schema has reached the replica
     // (each migration commits on its own: the replica may hold some and not yet the last).
     const primaryDb = await connectTestDatabase(primaryUrl);
@@ -92,7 +84,7 @@ describe('read replicas (PostgreSQL streaming replication)', { skip }, () => {
       await replicaDb.close();
     }
     reader = await serve(
-      loadConfig({ ...env, DATABASE_REPLICA_URLS: replicaUrl }),
+      serveConfig({ ...env, DATABASE_REPLICA_URLS: replicaUrl }),
       silentLogger,
       'read-only',
     );

@@ -7,14 +7,14 @@ import type { RecordedMessage } from '../../src/protocol/tsv.js';
 import type { Engine, Sql, TransactionSql } from '../../src/store/db.js';
 import { MempoolStatus } from '../../src/store/schema/codes.js';
 import type { Store } from '../../src/store/store.js';
-import { resolveSameNonce, SETTLE_FROM_STORED } from '../../src/store/write/mempool.js';
+import { resolveSameNonce, RESOLVE_FROM_STORED } from '../../src/store/write/mempool.js';
 import { openTestStore, stopOwnCluster } from '../support/database.js';
 import { generatedMessages, ingestMessages } from '../support/delivery.js';
 import { assertMigrationEquivalent } from '../support/migrations.js';
 import { testEngines } from '../support/engines.js';
 
-// Migration 029 put the chain position into the (sponsor, nonce) index of txs, so that settling a pair from
-// the stored txs (store/write/mempool.ts `SETTLE_FROM_STORED`) reads the last tx of the pair mined as
+// Migration 029 put the chain position into the (sponsor, nonce) index of txs, so that resolving a pair from
+// the stored txs (store/write/mempool.ts `RESOLVE_FROM_STORED`) reads the last tx of the pair mined as
 // sponsored, instead of every one. Two things to prove: a database indexed before the migration ends
 // equal to one indexed after it, and on a sponsor's pair grown to thousands of mined txs the statement
 // reads a few rows of txs by those indexes and still picks the last mined one, as the ranking does.
@@ -84,7 +84,7 @@ interface PlanNode {
 const MINED = 3000;
 const hash = (text: string) => `'0x' || md5(${text}) || md5('x' || ${text})`;
 
-describe('settling a sponsor pair of thousands of mined txs from the stored txs (postgres)', () => {
+describe('resolving a sponsor pair of thousands of mined txs from the stored txs (postgres)', () => {
   test('reads its last mined tx by the nonce indexes, and it wins', async () => {
     const store = await openTestStore('postgres');
     try {
@@ -132,7 +132,7 @@ describe('settling a sponsor pair of thousands of mined txs from the stored txs 
       const [winner] = await sql<{ tx_id: string }[]>`
         SELECT tx_id FROM txs WHERE index_block_hash = ${sql.unsafe(hash(`'block' || ${top}`))}`;
 
-      const settled = await sql.begin(async (tx: TransactionSql) => {
+      const resolved = await sql.begin(async (tx: TransactionSql) => {
         await tx`SET LOCAL plan_cache_mode = force_generic_plan`;
         const [{ fetched: before }] = await tx<{ fetched: number }[]>`
           SELECT idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'txs'`;
@@ -146,11 +146,11 @@ describe('settling a sponsor pair of thousands of mined txs from the stored txs 
         ]);
         const [{ fetched }] = await tx<{ fetched: number }[]>`
           SELECT idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'txs'`;
-        await tx.unsafe(`PREPARE settle_stored(text[], int8[], int2) AS ${SETTLE_FROM_STORED}`);
+        await tx.unsafe(`PREPARE resolve_stored(text[], int8[], int2) AS ${RESOLVE_FROM_STORED}`);
         const [row] = await tx.unsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
-          `EXPLAIN (FORMAT JSON) EXECUTE settle_stored(ARRAY['x'], ARRAY[0], 1)`,
+          `EXPLAIN (FORMAT JSON) EXECUTE resolve_stored(ARRAY['x'], ARRAY[0], 1)`,
         );
-        await tx`DEALLOCATE settle_stored`;
+        await tx`DEALLOCATE resolve_stored`;
         return { fetched: fetched - before, plan: row['QUERY PLAN'][0].Plan };
       });
       const [member] = await sql<{ status: number; replaced_by_tx_id: string | null }[]>`
@@ -166,10 +166,10 @@ describe('settling a sponsor pair of thousands of mined txs from the stored txs 
         SELECT count(*)::int AS own FROM txs
         WHERE sender_address = ${claim.sponsor_address} AND nonce = ${claim.nonce} AND canonical`;
       assert.ok(own <= 1, `${own}`);
-      assert.equal(settled.fetched, own + 2, `rows of txs read for a pair of ${MINED} mined txs`);
+      assert.equal(resolved.fetched, own + 2, `rows of txs read for a pair of ${MINED} mined txs`);
       // a probe per pair as sender; the sponsor's is read backwards under its LIMIT, with no sort of the
       // pair's rows between
-      const onTxs = planEdges(settled.plan).filter(([, n]) => n['Relation Name'] === 'txs');
+      const onTxs = planEdges(resolved.plan).filter(([, n]) => n['Relation Name'] === 'txs');
       assert.deepEqual(
         onTxs.map(([parent, n]) => [
           parent['Node Type'],

@@ -34,7 +34,7 @@ export interface TestApi {
   app: FastifyInstance;
   /** the ingest path into the store (what the observer server calls) */
   ingestor: Ingestor;
-  /** a synthetic testnet chain sent through `ingestor` */
+  /** a generated testnet chain sent through `ingestor` */
   chain: TestChain;
   /** `http://127.0.0.1:<port>` when started with `listen` */
   baseUrl: string;

@@ -10,7 +10,6 @@ import {
   type ClarityVersion,
   type StacksTransactionWire,
 } from '@stacks/transactions';
-import type { Ingestor } from '../../src/ingest/ingestor.js';
 
 // The tests' one builder of chain data: a small testnet chain of real signed transactions and the
 // event-observer messages a stacks-node would send for them (`/new_block`, `/new_microblocks`,
@@ -235,6 +234,29 @@ const ZERO_HASH = `0x${'0'.repeat(64)}`;
 const CLOCK_START = Date.UTC(2024, 0, 1);
 const CLOCK_STEP_MS = 1000;
 
+/** Where a TestChain sends its messages: the Ingestor, or a real observer (`observerPoster`). */
+export interface MessageTaker {
+  take(path: string, body: string | Uint8Array, receivedAt?: Date): Promise<unknown>;
+}
+
+/**
+ * What a TestChain sends through to post each message to a real observer (`serve`'s, at `observerUrl`), as
+ * a node does; anything but 200 fails.
+ */
+export function observerPoster(observerUrl: string): MessageTaker {
+  return {
+    async take(path: string, body: string | Uint8Array) {
+      const res = await fetch(`${observerUrl}${path}`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`${path}: the observer answered ${res.status}: ${text}`);
+    },
+  };
+}
+
 /** Builds blocks on any parent (forks included); sends them through the ingestor when it has one. */
 export class TestChain {
   private counter = 0;
@@ -242,7 +264,7 @@ export class TestChain {
   /** every block built, sent or not */
   readonly blocks: ChainBlock[] = [];
 
-  constructor(private readonly ingestor?: Ingestor) {}
+  constructor(private readonly ingestor?: MessageTaker) {}
 
   /** Applies one observer message, received one clock step after the previous one; returns that time. */
   async send(built: ObserverMessage): Promise<Date> {

@@ -23,9 +23,15 @@ export const engines: Engine[] = (process.env.TEST_ENGINES?.split(',') as Engine
 
 interface Smoke {
   why: string;
-  /** the cases of the file that run on PGlite, by fixture name; absent: all of them */
+  /**
+   * the cases of the file that run on PGlite, by fixture name (`GENERATED_CASE` for the chain a file generates
+   * itself); absent: all of them
+   */
   only?: string[];
 }
+
+/** The case name of a chain a test file generates itself, rather than a fixture. */
+export const GENERATED_CASE = 'generated';
 
 /** The PGlite smoke subset: test files (from the checkout's root) and why each is in it. */
 export const PGLITE_SMOKE: Record<string, Smoke> = {
@@ -49,10 +55,16 @@ export const PGLITE_SMOKE: Record<string, Smoke> = {
   },
   'test/store/list-indexes.test.ts': {
     why: "ingest's upkeep of the chain totals, sponsor rows and NFT custody through reorgs, and the migrations filling them",
-    only: ['generated'],
+    only: [GENERATED_CASE],
   },
   'test/conformance/generated.test.ts': {
     why: 'every endpoint family against the original API on a generated chain (forks, microblocks, mempool)',
+  },
+  'test/push/push.test.ts': {
+    why: 'live push: the feed reads what ingest committed (forks, microblocks, mempool) through the same SQL',
+  },
+  'test/store/push-changes.test.ts': {
+    why: 'live push reads: a fork switch and microblocks in one repeatable-read snapshot, PGlite included',
   },
   'test/conformance/conformance.test.ts': {
     why: 'every endpoint family against the original API, on a chain with contracts and on one with a reorg',

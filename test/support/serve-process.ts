@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { TEST_CONNECT_TIMEOUT_MS } from './database.js';
+import { serveEnv } from './serve-config.js';
 
-// The real service in a child process (`main.ts serve`, both doors), for tests that kill it, restart it, or
+// The real service in a child process (`main.ts serve`, both servers), for tests that kill it, restart it, or
 // load it from outside: the process a stacks-node and clients would talk to.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -16,7 +16,7 @@ export interface ServeOptions {
   env?: Record<string, string>;
   /** how long the start may take (default 120 s: a loaded 2-core machine compiles the sources slowly) */
   startTimeoutMs?: number;
-  /** `serve --read-only` (API alone) or `serve --write-only` (observer alone); both doors by default */
+  /** `serve --read-only` (API alone) or `serve --write-only` (observer alone); both servers by default */
   mode?: 'read-only' | 'write-only';
   /** node flags before the script (a benchmark's `--cpu-prof --cpu-prof-dir=...`) */
   nodeFlags?: string[];
@@ -58,7 +58,7 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-/** Starts `serve` and resolves once its doors (both, unless `mode` says one) answer. */
+/** Starts `serve` and resolves once its servers (both, unless `mode` says one) answer. */
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const modeArgs = options.mode ? [`--${options.mode}`] : [];
   const args = [...(options.nodeFlags ?? []), '--import', 'tsx', 'src/cli/main.ts', 'serve', ...modeArgs];
@@ -75,18 +75,13 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
-      DATABASE_URL: options.databaseUrl,
-      API_HOST: '127.0.0.1',
-      API_PORT: String(options.apiPort),
-      OBSERVER_HOST: '127.0.0.1',
-      OBSERVER_PORT: String(options.observerPort),
-      RATE_LIMIT_ENABLED: 'false',
-      LOG_LEVEL: 'info',
-      VESTING_FILE: '',
-      METRICS_ENABLED: 'false',
-      // not production's 400 ms, missed by a loaded machine (a test of that timeout sets its own)
-      DB_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
-      ...options.env,
+      ...serveEnv({
+        DATABASE_URL: options.databaseUrl,
+        API_PORT: String(options.apiPort),
+        OBSERVER_PORT: String(options.observerPort),
+        LOG_LEVEL: 'info',
+        ...options.env,
+      }),
     },
   });
   const logs: LogLine[] = [];

@@ -76,8 +76,8 @@ export function fixtureIsMainnet(name: string): boolean {
   return name.startsWith('mainnet-') || name.startsWith('generated/') || name === 'poisonmicroblock';
 }
 
-/** The bodies of the synthetic-txs blocks (real mainnet blocks holding burnchain-originated txs), by file name. */
-export function syntheticTxBlocks(): { file: string; body: string }[] {
+/** The bodies of the fixture blocks holding burnchain-op txs (real mainnet blocks), by file name. */
+export function burnchainOpTxBlocks(): { file: string; body: string }[] {
   const dir = sharedPath('fixtures', 'synthetic-txs');
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))

@@ -98,6 +98,7 @@ const writeV2StxBalance = serializerOf(getPrincipalStxBalanceRoute.schema.respon
 const writeFtBalances = serializerOf(getPrincipalFtBalancesRoute.schema.response[200]);
 const writeNonces = serializerOf(getAccountNoncesRoute.schema.response[200]);
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the caches of the resource and the answer functions sharing them, each under 80 lines
 export function accountAnswers(store: Store) {
   const state = tipState(store);
   const balancesAnswers = new AnswerCache({

@@ -77,6 +77,7 @@ function txVersion(
 const writeMined = serializerOf(Transaction);
 const writeMempool = serializerOf(MempoolTransaction);
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the caches of the resource and the answer functions sharing them, each under 80 lines
 export function txAnswers(store: Store) {
   const byIdAnswers = new AnswerCache({
     name: 'answers: tx by id',

@@ -179,6 +179,25 @@ async function connectRedis(url: string, log: FastifyBaseLogger): Promise<Redis>
   return redis;
 }
 
+/** The request counter (@fastify/rate-limit): per valid key, else per client network; in Redis when configured. */
+async function createLimiter(app: FastifyInstance, options: AccessControlOptions, windowMs: number) {
+  const redis = options.redisUrl ? await connectRedis(options.redisUrl, app.log) : undefined;
+  if (redis) app.addHook('onClose', async () => redis.disconnect());
+  await app.register(rateLimit, {
+    // No per-route hooks: the one hook of registerAccessControl decides, after the key is known.
+    global: false,
+    timeWindow: windowMs,
+    keyGenerator: (request) =>
+      request.apiKey ? `key:${request.apiKey.id}` : `ip:${clientNetwork(request.ip)}`,
+    max: (request) => (request.apiKey ? options.keyedLimit : options.anonymousLimit),
+    redis,
+    nameSpace: 'stacks-read-api:rate-limit:',
+    // Without Redis: clients tracked in memory, the least recently seen forgotten first.
+    store: redis ? undefined : memoryRateStore(100_000),
+  });
+  return app.createRateLimit();
+}
+
 /**
  * Access control of the read API, one `onRequest` hook on every route (and on 404s):
  * 1. the key in `X-API-Key`, if any, is verified against the valid keys this process holds in memory
@@ -207,24 +226,7 @@ export async function registerAccessControl(
   app.addHook('onClose', async () => keys.close());
   app.decorateRequest('apiKey', null);
 
-  let limiter: ReturnType<FastifyInstance['createRateLimit']> | undefined;
-  if (options.rateLimitEnabled) {
-    const redis = options.redisUrl ? await connectRedis(options.redisUrl, app.log) : undefined;
-    if (redis) app.addHook('onClose', async () => redis.disconnect());
-    await app.register(rateLimit, {
-      // No per-route hooks: the one hook below decides, after the key is known.
-      global: false,
-      timeWindow: windowMs,
-      keyGenerator: (request) =>
-        request.apiKey ? `key:${request.apiKey.id}` : `ip:${clientNetwork(request.ip)}`,
-      max: (request) => (request.apiKey ? options.keyedLimit : options.anonymousLimit),
-      redis,
-      nameSpace: 'stacks-read-api:rate-limit:',
-      // Without Redis: clients tracked in memory, the least recently seen forgotten first.
-      store: redis ? undefined : memoryRateStore(100_000),
-    });
-    limiter = app.createRateLimit();
-  }
+  const limiter = options.rateLimitEnabled ? await createLimiter(app, options, windowMs) : undefined;
   const logStoreError = throttledErrorLog(app.log);
 
   app.addHook('onRequest', async (request, reply) => {

@@ -5,6 +5,7 @@ import type { ChainTip } from '../schema/rows.js';
 import { chainTipColumns } from '../schema/tables.js';
 import { statement } from '../statement.js';
 
+/** The chain state: the tip and the mempool's version, what ETags and `unanchored` reads key on. */
 export interface ChainState extends ChainTip {
   mempool_version: number;
   /** `extract(epoch from mempool_updated_at)` as text: the mempool ETag */
@@ -46,6 +47,8 @@ export const CHAIN_STATE_TTL_MS = 100;
  * again anyway.
  */
 class ChainStateCache {
+  /** told after each change ingest announces (live push: src/push) */
+  readonly listeners = new Set<() => void>();
   private state: Promise<ChainState> | undefined;
   /** The tip of `state` once it is read. */
   private tip: string | undefined;
@@ -120,8 +123,29 @@ export function chainTipSeen(store: Store, indexBlockHash: string): void {
   cacheOf(store).seen(indexBlockHash);
 }
 
-/** Ingest changed the chain state (called after its transaction committed). */
+/** Ingest changed the chain state (called after its transaction committed): dropped, and listeners told. */
 export function chainStateChanged(store: Store): void {
+  const cache = cacheOf(store);
+  cache.invalidate();
+  for (const listener of cache.listeners) listener();
+}
+
+/**
+ * Calls `listener` after each change ingest announces to this process: its own ingest's commits, and the
+ * NOTIFY of a writer in another process (`listenForChainState`). A replica hears neither: its readers look
+ * at `cachedChainState` instead. Returns the function that stops the calls.
+ */
+export function onChainStateChange(store: Store, listener: () => void): () => void {
+  const { listeners } = cacheOf(store);
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/**
+ * A reader has read data newer than the cached state may be (a replica, where no announcement comes): the
+ * state is dropped, so the answers asked next are tagged and kept under the state they were read in.
+ */
+export function chainStateOutdated(store: Store): void {
   cacheOf(store).invalidate();
 }
 

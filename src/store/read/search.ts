@@ -1,6 +1,7 @@
 import type { Sql } from '../db.js';
 import { DEPLOY_TYPE_IDS } from '../schema/codes.js';
 import { statement } from '../statement.js';
+import { canonicalRow } from '../visibility.js';
 
 // What an id names (docs/upstream.md C.17): a hash is a tx (mined, canonical or not, else pending) or a block
 // (by block hash, canonical or not); a principal is a contract (by its deploy tx, pending or mined) or an
@@ -38,7 +39,7 @@ const hashHits = statement<
 >(`
   SELECT
     (SELECT row_to_json(x) FROM (
-      SELECT t.tx_id, t.canonical AND t.microblock_canonical AS canonical, t.block_hash, t.burn_block_time,
+      SELECT t.tx_id, ${canonicalRow('t')} AS canonical, t.block_hash, t.burn_block_time,
         t.block_height, t.type_id
       FROM txs t WHERE t.tx_id = $1
       ORDER BY t.canonical DESC, t.microblock_canonical DESC, t.block_height DESC LIMIT 1) AS x) AS tx,
@@ -75,7 +76,7 @@ const contractDeploy = statement<ContractDeployHit, [contractId: string]>(`
   FROM mempool_txs t WHERE t.smart_contract_contract_id = $1 AND NOT t.pruned AND ${DEPLOYS}
   ORDER BY t.nonce, t.receipt_time, t.tx_id LIMIT 1)
   UNION ALL
-  (SELECT t.tx_id, t.type_id, true, t.canonical AND t.microblock_canonical, t.block_hash, t.burn_block_time,
+  (SELECT t.tx_id, t.type_id, true, ${canonicalRow('t')}, t.block_hash, t.burn_block_time,
     t.block_height
   FROM txs t WHERE t.smart_contract_contract_id = $1 AND ${DEPLOYS}
   ORDER BY t.canonical DESC, t.microblock_canonical DESC, t.block_height DESC LIMIT 1)

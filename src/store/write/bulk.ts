@@ -85,7 +85,7 @@ export function inStatementsOfBoundedSize<Row>(
 /**
  * Whether an insert of `rowCount` rows goes in several statements in this transaction. Its later statements
  * are sent only as the earlier ones are answered, so a statement sent meanwhile runs before them: one that
- * reads the table (the same-nonce settling reads `txs` and `mempool_txs`) must then wait for the insert.
+ * reads the table (the same-nonce resolution reads `txs` and `mempool_txs`) must then wait for the insert.
  */
 export function cutIntoStatements(sql: TransactionSql, rowCount: number): boolean {
   return rowCount > (rowsPerStatement.get(sql) ?? ROWS_PER_STATEMENT);

@@ -43,7 +43,7 @@ export async function receiveMempoolTxs(
   const changed = inserts.length + revive.length;
   if (changed === 0) return 0;
   const insert = bulkInsert(sql, 'mempool_txs', mempoolSpec, inserts, 'ON CONFLICT (tx_id) DO NOTHING');
-  // the settling reads the rows inserted: all of them (test/ingest/block-paths.test.ts cuts them in 5s)
+  // the resolution reads the rows inserted: all of them (test/ingest/block-paths.test.ts cuts them in 5s)
   if (cutIntoStatements(sql, inserts.length)) await insert;
   const last = sendAll([
     insert,
@@ -61,21 +61,21 @@ export async function receiveMempoolTxs(
   return changed;
 }
 
-// Same-nonce txs, as the original API settles them (its updateReplacedByFeeStatusForTxIds, pruneMempoolTxs
+// Same-nonce txs, as the original API resolves them (its updateReplacedByFeeStatusForTxIds, pruneMempoolTxs
 // and dropMempoolTxs; test/ingest/mempool-claims.test.ts builds each sequence):
 // - A tx claims the (payer, nonce) pair of its payer (the sponsor of a sponsored tx, else the sender) and
 //   its origin nonce. The pair's members are the mempool txs, pending or dropped, whose sender or sponsor
 //   is that payer with that nonce. (Not the pairs a node's mempool uses, origin with origin nonce and
 //   sponsor with sponsor nonce: tried, gen-small's golden then differs on 7 records, e.g. a sponsored tx
 //   and its origin's own tx of the same nonce both pending there.)
-// - When a tx of a pair arrives (or comes back), or a block mines one, the pair is settled: its winner is
+// - When a tx of a pair arrives (or comes back), or a block mines one, the pair is resolved: its winner is
 //   the tx mined last on the canonical chain, else the member with the highest fee (latest receipt on a
 //   tie); every other member is dropped as replaced by fee, by the winner, whatever status it had (a
 //   garbage-collected tx outbid before it was collected shows as replaced). The winner keeps its status.
 // - A tx mined on the canonical chain is pruned from the pending set without a drop status (it shows as
 //   mined); node drops and garbage collection change pending txs only.
 
-/** What settling a pair needs of a tx: its payer and origin nonce. */
+/** What resolving a pair needs of a tx: its payer and origin nonce. */
 export interface NonceClaim {
   sender_address: string;
   sponsored: boolean;
@@ -90,8 +90,8 @@ const payerOf = (tx: NonceClaim) =>
 const LAST_MINED_FIRST = 'block_height DESC, microblock_sequence DESC, tx_index DESC';
 
 /**
- * The mined txs of each pair, from `relation` (rows with the columns of `txs` that settling reads; the txs of
- * a block becoming the tip, `SETTLE_AT_TIP`): its canonical rows whose sender, or sponsor if sponsored, is
+ * The mined txs of each pair, from `relation` (rows with the columns of `txs` that resolution reads; the txs of
+ * a block becoming the tip, `RESOLVE_AT_TIP`): its canonical rows whose sender, or sponsor if sponsored, is
  * the payer, with the pair's nonce.
  */
 const minedOf = (relation: string) => `
@@ -125,8 +125,8 @@ const lastMinedStored = `
         ORDER BY ${LAST_MINED_FIRST}, t.tx_id LIMIT 1
       ) t`;
 
-/** The settling statement, its mined candidates given by `mined` (a query of the pairs' mined txs). */
-const settlingStatement = (mined: string, before = '') => `
+/** The resolution statement, its mined candidates given by `mined` (a query of the pairs' mined txs). */
+const resolutionStatement = (mined: string, before = '') => `
     WITH ${before}pair AS (
       SELECT DISTINCT payer, nonce FROM unnest($1::text[], $2::int8[]) AS p(payer, nonce)
     ),
@@ -166,15 +166,15 @@ const settlingStatement = (mined: string, before = '') => `
       AND (loser.pruned, loser.status, loser.replaced_by_tx_id) IS DISTINCT FROM (true, $3::int2, loser.winner)`;
 
 /** @internal exported for its tests */
-export const SETTLE_FROM_STORED = settlingStatement(lastMinedStored);
+export const RESOLVE_FROM_STORED = resolutionStatement(lastMinedStored);
 
 /** A mined tx, as pruning the mempool needs it: its id and the (payer, nonce) pair it claims. */
-export interface MinedTxKey extends NonceClaim {
+export interface MinedTxClaim extends NonceClaim {
   tx_id: string;
 }
 
 /** A tx of the block becoming the chain tip, with its place in the chain. */
-export interface TipTx extends MinedTxKey {
+export interface TipTx extends MinedTxClaim {
   block_height: number;
   microblock_sequence: number;
   tx_index: number;
@@ -203,7 +203,7 @@ const tipTxSpec: ColumnSpec<TipTx> = [
  * is one of them and the stored mined txs, only ever candidates and never members, change nothing: they
  * are not read (not even the last of each pair, as `lastMinedStored` reads them).
  */
-const SETTLE_AT_TIP = settlingStatement(
+const RESOLVE_AT_TIP = resolutionStatement(
   minedOf('tip_tx'),
   `tip_tx AS (
       SELECT * FROM unnest(${tipTxSpec.map(([, type], i) => `$${i + 4}::${type}[]`).join(', ')})
@@ -212,24 +212,24 @@ const SETTLE_AT_TIP = settlingStatement(
     `,
 );
 
-/** Settles the (payer, nonce) pairs `txs` claim (see above). */
+/** Resolves the (payer, nonce) pairs `txs` claim (see above). */
 export function resolveSameNonce(sql: TransactionSql, txs: readonly NonceClaim[]): Promise<unknown> {
   if (txs.length === 0) return Promise.resolve();
   return sql
     .unsafe(
-      SETTLE_FROM_STORED,
+      RESOLVE_FROM_STORED,
       [txs.map(payerOf), txs.map((t) => t.nonce), MempoolStatus.dropped_replace_by_fee],
       PREPARED,
     )
     .execute();
 }
 
-/** Settles the pairs that the txs of the block becoming the chain tip claim (`SETTLE_AT_TIP`). */
+/** Resolves the pairs that the txs of the block becoming the chain tip claim (`RESOLVE_AT_TIP`). */
 function resolveSameNonceAtTip(sql: TransactionSql, txs: readonly TipTx[]): Promise<unknown> {
   if (txs.length === 0) return Promise.resolve();
   return sql
     .unsafe(
-      SETTLE_AT_TIP,
+      RESOLVE_AT_TIP,
       [
         txs.map(payerOf),
         txs.map((t) => t.nonce),
@@ -242,22 +242,22 @@ function resolveSameNonceAtTip(sql: TransactionSql, txs: readonly TipTx[]): Prom
 }
 
 /**
- * Settles the pairs the mined txs claim: the other txs of a pair are dropped as replaced by the mined one
+ * Resolves the pairs the mined txs claim: the other txs of a pair are dropped as replaced by the mined one
  * (`resolveSameNonce`), then prunes the pending txs mined (canonical now: in a block, or streamed in an
  * unconfirmed microblock, as the original API prunes both). In that order each row is written once: a
  * mined tx that loses its pair (two txs of one pair mined in a block: the later one wins) is pruned by the
- * settling, which the prune then skips, where pruned first it was written twice (test/ingest/mempool-claims
- * .test.ts); the rows end the same in either order (the prune sets only `pruned`, which the settling sets on
- * every loser, and the settling neither reads `pruned` to rank nor writes winners). The mined txs come as
- * rows (those of a block or microblock being inserted, or `minedTxKeys` of stored blocks) instead of being
+ * resolution, which the prune then skips, where pruned first it was written twice (test/ingest/mempool-claims
+ * .test.ts); the rows end the same in either order (the prune sets only `pruned`, which the resolution sets on
+ * every loser, and the resolution neither reads `pruned` to rank nor writes winners). The mined txs come as
+ * rows (those of a block or microblock being inserted, or `minedTxClaims` of stored blocks) instead of being
  * joined from `txs`: joined, `txs` would be a non-target relation of the UPDATE, carried as whole rows (for
  * EvalPlanQual rechecks), and forming a whole row of `txs` detoasts its wide columns: that made pruning
  * cost ~20 ms per block. Both statements are sent at once and run in order (one connection). Given `{ atTip: true }`,
- * the txs are all the txs of a block becoming the chain tip, and settling ranks them as the pairs' mined
- * txs without reading the stored ones (`SETTLE_AT_TIP`; test/ingest/block-paths.test.ts compares it with
+ * the txs are all the txs of a block becoming the chain tip, and resolution ranks them as the pairs' mined
+ * txs without reading the stored ones (`RESOLVE_AT_TIP`; test/ingest/block-paths.test.ts compares it with
  * the stored lookup, which the read-back path takes).
  */
-export function pruneMinedTxs(sql: TransactionSql, txs: readonly MinedTxKey[]): Promise<unknown>;
+export function pruneMinedTxs(sql: TransactionSql, txs: readonly MinedTxClaim[]): Promise<unknown>;
 export function pruneMinedTxs(
   sql: TransactionSql,
   txs: readonly TipTx[],
@@ -265,12 +265,12 @@ export function pruneMinedTxs(
 ): Promise<unknown>;
 export function pruneMinedTxs(
   sql: TransactionSql,
-  txs: readonly MinedTxKey[] | readonly TipTx[],
+  txs: readonly MinedTxClaim[] | readonly TipTx[],
   options?: { atTip: true },
 ): Promise<unknown> {
   if (txs.length === 0) return Promise.resolve();
   return Promise.all([
-    // a block whose rows go in several statements (stored, then, before this runs) is settled from the
+    // a block whose rows go in several statements (stored, then, before this runs) is resolved from the
     // stored txs: its txs' columns in one statement would exceed the bound on a statement's size that
     // cutting keeps (test/reliability/large-message.test.ts, PGlite)
     options?.atTip && !cutIntoStatements(sql, txs.length)
@@ -289,9 +289,12 @@ export function pruneMinedTxs(
 }
 
 /** The txs stored in a set of blocks, as `pruneMinedTxs` takes them. */
-export async function minedTxKeys(sql: TransactionSql, indexBlockHashes: string[]): Promise<MinedTxKey[]> {
+export async function minedTxClaims(
+  sql: TransactionSql,
+  indexBlockHashes: string[],
+): Promise<MinedTxClaim[]> {
   if (indexBlockHashes.length === 0) return [];
-  return sql<MinedTxKey[]>`
+  return sql<MinedTxClaim[]>`
     SELECT tx_id, sender_address, sponsored, sponsor_address, nonce
     FROM txs WHERE index_block_hash = ANY(${indexBlockHashes})`;
 }

@@ -5,7 +5,7 @@ import type { TransactionSql } from '../db.js';
 //
 // A prepared statement (ingest prepares all of its statements) is planned either with its parameters' values
 // on each call (a custom plan) or once for any values (a generic plan, cached). The generic plan of a
-// statement that reads a table (a join, a WHERE, an UPDATE's rows: the same-nonce settling, the mempool
+// statement that reads a table (a join, a WHERE, an UPDATE's rows: the same-nonce resolution, the mempool
 // prune, the mined-id check, the principal index probe, ...) is made with the sizes the tables have then: made
 // while they are small, it would keep scanning them whole as they grow (until an ANALYZE happens to
 // invalidate it), and an array parameter's length, which decides joins, is unknown to it. So a message's

@@ -3,8 +3,6 @@ import type { ChainTip } from '../schema/rows.js';
 import { chainTipColumns } from '../schema/tables.js';
 import { statement } from '../statement.js';
 
-export type { ChainTip };
-
 const lockTipRow = statement<ChainTip, []>(
   `SELECT ${Object.keys(chainTipColumns).join(', ')} FROM chain_tip FOR UPDATE`,
 );

@@ -3,13 +3,13 @@ import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
-import { syntheticTxBlocks } from '../support/shared.js';
+import { burnchainOpTxBlocks } from '../support/shared.js';
 
 after(stopOwnCluster);
 
-// Real mainnet blocks holding burnchain-originated txs (raw_tx 0x00), ingested through the observer path.
+// Real mainnet blocks holding burnchain-op txs (raw_tx 0x00), ingested through the observer path.
 
-interface SyntheticRow {
+interface BurnchainOpRow {
   tx_id: string;
   type_id: number;
   status: number;
@@ -26,12 +26,12 @@ interface SyntheticRow {
 }
 
 for (const engine of testEngines(import.meta.url)) {
-  describe(`synthetic burnchain txs (${engine})`, () => {
-    test('every synthetic-txs block ingests to the synthetic txs upstream reconstructs', async () => {
+  describe(`burnchain-op txs (${engine})`, () => {
+    test('every block of burnchain-op txs ingests to the txs upstream reconstructs', async () => {
       const store = await openTestStore(engine);
       try {
         const ingestor = new Ingestor(store, { isMainnet: true, logger: silentLogger });
-        const files = syntheticTxBlocks().sort(
+        const files = burnchainOpTxBlocks().sort(
           (a, b) => JSON.parse(a.body).block_height - JSON.parse(b.body).block_height,
         );
         assert.equal(files.length, 7);
@@ -60,7 +60,7 @@ for (const engine of testEngines(import.meta.url)) {
           assert.equal(await ingestor.take('/new_block', JSON.stringify(block)), 'applied');
         }
 
-        const rows = await store.sql<SyntheticRow[]>`
+        const rows = await store.sql<BurnchainOpRow[]>`
           SELECT tx_id, type_id, status, nonce, fee_rate, sender_address, sponsored, anchor_mode, post_condition_mode,
             token_transfer_recipient, token_transfer_amount, contract_call_contract_id, payload
           FROM txs WHERE raw_tx = '0x00' ORDER BY block_height, tx_index`;

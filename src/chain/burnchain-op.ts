@@ -1,5 +1,5 @@
-// Burnchain-originated transactions (`raw_tx == "0x00"`): the node gives no tx bytes, so a tx is
-// rebuilt from its events and `burnchain_op`, following the original API's reconstruction rules.
+// Burnchain-op transactions (`raw_tx == "0x00"`): the node gives no tx bytes, so a tx is rebuilt from its
+// events and `burnchain_op`, following the original API's reconstruction rules.
 import { BOOT_ADDRESS_MAINNET, BOOT_ADDRESS_TESTNET, parsePrincipal } from './address.js';
 import { hexToBuffer } from './bytes.js';
 import { decodeClarityValueList, parseClarityValue, type ClarityTree } from './clarity.js';
@@ -10,6 +10,9 @@ import {
   type PoxAddress,
 } from './pox-address.js';
 import type { DecodedTx, FunctionArgJson } from './transaction.js';
+
+/** The `raw_tx` of a burnchain-op tx: no bytes (its id is the burnchain operation's). */
+export const BURNCHAIN_OP_RAW_TX = '0x00';
 
 /** The fields of a `/new_block` transaction entry used here. */
 export interface BlockTxJson {
@@ -232,7 +235,7 @@ function contractCall(
 }
 
 /**
- * Decoded tx for a burnchain-originated `/new_block` tx (`raw_tx == "0x00"`), rebuilt from the events
+ * Decoded tx for a burnchain-op `/new_block` tx (`raw_tx == "0x00"`), rebuilt from the events
  * of that tx (other txs' events are ignored) and its `burnchain_op`:
  * - `stx_transfer_event` → token transfer (memo `0x`), sender = event sender;
  * - pox-4 `stack_stx` burn op with a signer key → `pox-4.stack-stx` with the op's 8 arguments;
@@ -244,7 +247,7 @@ function contractCall(
  * - subnet deposits (nft/ft/stx mint events, register-asset ops).
  * Returns null when the tx has no events at all (upstream skips such txs); throws when nothing fits.
  */
-export function decodeSyntheticTx(
+export function decodeBurnchainOpTx(
   tx: BlockTxJson,
   events: EventJson[],
   isMainnet: boolean,
@@ -268,7 +271,7 @@ export function decodeSyntheticTx(
   return decoded;
 }
 
-/** What the rules of `decodeSyntheticTx` read. */
+/** What the rules of `decodeBurnchainOpTx` read. */
 interface BurnchainOp {
   tx: BlockTxJson;
   /** the tx's own events */

@@ -3,9 +3,9 @@ import { describe, test } from 'node:test';
 import { Cl, cvToHex } from '@stacks/transactions';
 import { c32ToB58 } from 'c32check';
 import { decodeBtcAddress } from '../../src/chain/pox-address.js';
-import { decodeSyntheticTx, type BlockTxJson, type EventJson } from '../../src/chain/synthetic.js';
+import { decodeBurnchainOpTx, type BlockTxJson, type EventJson } from '../../src/chain/burnchain-op.js';
 import { decodeTransaction, type DecodedTx } from '../../src/chain/transaction.js';
-import { syntheticTxBlocks } from '../support/shared.js';
+import { burnchainOpTxBlocks } from '../support/shared.js';
 
 interface BlockJson {
   block_height: number;
@@ -15,20 +15,20 @@ interface BlockJson {
 }
 
 function loadBlock(prefix: string): BlockJson {
-  const block = syntheticTxBlocks().find((b) => b.file.startsWith(prefix));
+  const block = burnchainOpTxBlocks().find((b) => b.file.startsWith(prefix));
   assert.ok(block, `fixture ${prefix}*`);
   return JSON.parse(block.body) as BlockJson;
 }
 
-function synthetic(block: BlockJson, txid: string, isMainnet = true): DecodedTx | null {
+function burnchainOp(block: BlockJson, txid: string, isMainnet = true): DecodedTx | null {
   const tx = block.transactions.find((t) => t.txid === txid);
   assert.ok(tx, `tx ${txid}`);
   assert.equal(tx.raw_tx, '0x00');
-  return decodeSyntheticTx(tx, block.events, isMainnet, block.burn_block_height);
+  return decodeBurnchainOpTx(tx, block.events, isMainnet, block.burn_block_height);
 }
 
-/** The fields every synthetic tx shares. */
-function assertSyntheticBase(d: DecodedTx, sender: string): void {
+/** The fields every burnchain-op tx shares. */
+function assertBurnchainOpBase(d: DecodedTx, sender: string): void {
   assert.equal(d.senderAddress, sender);
   assert.equal(d.nonce, 0);
   assert.equal(d.feeRate, '0');
@@ -43,14 +43,14 @@ function assertSyntheticBase(d: DecodedTx, sender: string): void {
 
 const UINT = (hex: string) => '0x01' + hex.padStart(32, '0');
 
-describe('synthetic txs of the fixture blocks', () => {
+describe('burnchain-op txs of the fixture blocks', () => {
   test('block 120: stx transfer', () => {
-    const d = synthetic(
+    const d = burnchainOp(
       loadBlock('token_transfer-120-'),
       '0xc0263c14f689ae757290f90765a28314497f52bd22b8bcbf87a12c764dd9d9be',
     );
     assert.ok(d);
-    assertSyntheticBase(d, 'SMQ5V9ZVGN62G1X3VJNM2MF64SG6JXS8SKVNTGZQ');
+    assertBurnchainOpBase(d, 'SMQ5V9ZVGN62G1X3VJNM2MF64SG6JXS8SKVNTGZQ');
     assert.equal(d.typeId, 0);
     assert.equal(d.txType, 'token_transfer');
     assert.equal(d.version, 0);
@@ -68,12 +68,12 @@ describe('synthetic txs of the fixture blocks', () => {
   });
 
   test('block 51655: stx transfer between multi-sig addresses', () => {
-    const d = synthetic(
+    const d = burnchainOp(
       loadBlock('token_transfer-51655-'),
       '0x2553c7c5b49eab5a0569e5d0f14c8f15945965a51976ac6697641003533986f6',
     );
     assert.ok(d);
-    assertSyntheticBase(d, 'SM1J78KG0XBCYXS2NP1ZYJ06AGH5T5SKND701Q4CA');
+    assertBurnchainOpBase(d, 'SM1J78KG0XBCYXS2NP1ZYJ06AGH5T5SKND701Q4CA');
     assert.deepEqual(d.payload, {
       token_transfer: {
         recipient_address: 'SMSJ4YQNTPHWE1KH325MHVHXDRZY7ZA21W989BPW',
@@ -84,12 +84,12 @@ describe('synthetic txs of the fixture blocks', () => {
   });
 
   test('block 1379: stx lock becomes pox stack-stx', () => {
-    const d = synthetic(
+    const d = burnchainOp(
       loadBlock('stx_lock-1379-'),
       '0xb182e2aacfe2ed4257d66dd2ed4872f672cf10d873852b5218f41594d6b42b11',
     );
     assert.ok(d);
-    assertSyntheticBase(d, 'SM3KJBA4RZ7Z20KD2HBXNSXVPCR1D3CRAV6Q05MKT');
+    assertBurnchainOpBase(d, 'SM3KJBA4RZ7Z20KD2HBXNSXVPCR1D3CRAV6Q05MKT');
     assert.equal(d.typeId, 2);
     assert.equal(d.txType, 'contract_call');
     assert.equal(d.contractCallContractId, 'SP000000000000000000002Q6VF78.pox');
@@ -120,9 +120,9 @@ describe('synthetic txs of the fixture blocks', () => {
 
   test('block 51451: stx lock (12 cycles) and a transfer in one block', () => {
     const block = loadBlock('stx_lock-51451-');
-    const lock = synthetic(block, '0xa64ad136e51a3a50eb1fdfd7eefa0b7aeb89e2521b2a2218d887477baa1775c9');
+    const lock = burnchainOp(block, '0xa64ad136e51a3a50eb1fdfd7eefa0b7aeb89e2521b2a2218d887477baa1775c9');
     assert.ok(lock);
-    assertSyntheticBase(lock, 'SM313VGCT3TK1M82K2AS2KHNX813BY5FKCXJSKZ4E');
+    assertBurnchainOpBase(lock, 'SM313VGCT3TK1M82K2AS2KHNX813BY5FKCXJSKZ4E');
     const args = (lock.payload.contract_call as { function_args: { hex: string; repr: string }[] })
       .function_args;
     assert.deepEqual(
@@ -135,9 +135,9 @@ describe('synthetic txs of the fixture blocks', () => {
       ],
     );
     assert.equal(args[0].hex, '0x0100000000000000000000038a607f5f70');
-    const transfer = synthetic(block, '0xa794d0a5d3767e94ae651558a8335b19a203464c5bbcace29ab43af91429c197');
+    const transfer = burnchainOp(block, '0xa794d0a5d3767e94ae651558a8335b19a203464c5bbcace29ab43af91429c197');
     assert.ok(transfer);
-    assertSyntheticBase(transfer, 'SM2KX7J6F4Z039FJHHDSW1VXFX1HF7310ZSNDRGCK');
+    assertBurnchainOpBase(transfer, 'SM2KX7J6F4Z039FJHHDSW1VXFX1HF7310ZSNDRGCK');
     assert.deepEqual(transfer.payload, {
       token_transfer: {
         recipient_address: 'SP1THSVCQSKRCGTNYYKYS58054N2K0MV5D5X09MBP',
@@ -149,14 +149,14 @@ describe('synthetic txs of the fixture blocks', () => {
 
   test('failed burnchain ops without events are skipped (null)', () => {
     assert.equal(
-      synthetic(
+      burnchainOp(
         loadBlock('failed-1352-'),
         '0x2d825fbeb5368dcaeecdce053860e7d900bc66701751037f8b92dd7f8fd2a1b0',
       ),
       null,
     );
     assert.equal(
-      synthetic(
+      burnchainOp(
         loadBlock('failed-6910-'),
         '0x763e485177d772efdb1baede3276d5091a96e90fbb156d25427c1a2e7ea1d6fd',
       ),
@@ -164,7 +164,7 @@ describe('synthetic txs of the fixture blocks', () => {
     );
   });
 
-  test('block 1994 (relabelled 1) has no synthetic tx; its contract call decodes normally', () => {
+  test('block 1994 (relabelled 1) has no burnchain-op tx; its contract call decodes normally', () => {
     const block = loadBlock('stx_lock-1994-');
     assert.equal(block.transactions.filter((t) => t.raw_tx === '0x00').length, 0);
     const tx = block.transactions.find(
@@ -182,7 +182,7 @@ describe('synthetic txs of the fixture blocks', () => {
   });
 });
 
-describe('synthetic txs from constructed inputs', () => {
+describe('burnchain-op txs from constructed inputs', () => {
   const STACKER = 'ST2ZRX0K27GW0SP3GJCEMHD95TQGJMKB7G9Y0X1MH';
   const DELEGATE = 'ST1HB64MAJ1MBV4CQ80GF01DZS4T1DSMX20ADCRA4';
   const TXID = '0x' + 'ab'.repeat(32);
@@ -256,9 +256,9 @@ describe('synthetic txs from constructed inputs', () => {
         },
       },
     ];
-    const d = decodeSyntheticTx(tx, events, false, 121);
+    const d = decodeBurnchainOpTx(tx, events, false, 121);
     assert.ok(d);
-    assertSyntheticBase(d, STACKER);
+    assertBurnchainOpBase(d, STACKER);
     assert.equal(d.version, 0x80);
     assert.equal(d.chainId, 0x80000000);
     assert.equal(d.contractCallContractId, 'ST000000000000000000002AMW42H.pox-4');
@@ -334,9 +334,9 @@ describe('synthetic txs from constructed inputs', () => {
         stx_transfer_event: { sender: STACKER, recipient: DELEGATE, amount: '1' },
       },
     ];
-    const d = decodeSyntheticTx(tx, events, false, 100);
+    const d = decodeBurnchainOpTx(tx, events, false, 100);
     assert.ok(d);
-    assertSyntheticBase(d, STACKER);
+    assertBurnchainOpBase(d, STACKER);
     assert.equal(d.contractCallContractId, 'ST000000000000000000002AMW42H.pox-3');
     const args = (d.payload.contract_call as { function_args: { repr: string }[] }).function_args;
     // P2SH-P2WPKH (version 2) round-trips through a P2SH Bitcoin address: version 1.
@@ -361,9 +361,9 @@ describe('synthetic txs from constructed inputs', () => {
         },
       ),
     ];
-    const d = decodeSyntheticTx(tx, events, true, 700000);
+    const d = decodeBurnchainOpTx(tx, events, true, 700000);
     assert.ok(d);
-    assertSyntheticBase(d, 'SP3D6PV2ACBPEKYJTCMH7HEN02KP87QSP8KTEH335');
+    assertBurnchainOpBase(d, 'SP3D6PV2ACBPEKYJTCMH7HEN02KP87QSP8KTEH335');
     assert.equal(d.contractCallContractId, 'SP000000000000000000002Q6VF78.pox-2');
     assert.equal(d.contractCallFunctionName, 'delegate-stx');
     const args = (d.payload.contract_call as { function_args: { repr: string; type: string }[] })
@@ -404,9 +404,9 @@ describe('synthetic txs from constructed inputs', () => {
         'pox-addr': Cl.none(),
       }),
     ];
-    const d = decodeSyntheticTx(tx, events, false, 121);
+    const d = decodeBurnchainOpTx(tx, events, false, 121);
     assert.ok(d);
-    assertSyntheticBase(d, STACKER);
+    assertBurnchainOpBase(d, STACKER);
     assert.equal(d.contractCallContractId, 'ST000000000000000000002AMW42H.pox-4');
     const args = (d.payload.contract_call as { function_args: { repr: string }[] }).function_args;
     assert.deepEqual(
@@ -422,19 +422,19 @@ describe('synthetic txs from constructed inputs', () => {
 
   test('subnet deposits: stx, ft and nft mints', () => {
     const tx: BlockTxJson = { txid: TXID, raw_tx: '0x00', raw_result: okTrue };
-    const stx = decodeSyntheticTx(
+    const stx = decodeBurnchainOpTx(
       tx,
       [{ txid: TXID, type: 'stx_mint_event', stx_mint_event: { recipient: STACKER, amount: '42' } }],
       false,
       1,
     );
     assert.ok(stx);
-    assertSyntheticBase(stx, 'ST000000000000000000002AMW42H');
+    assertBurnchainOpBase(stx, 'ST000000000000000000002AMW42H');
     assert.deepEqual(stx.payload, {
       token_transfer: { recipient_address: STACKER, amount: '42', memo: '0x' },
     });
 
-    const ft = decodeSyntheticTx(
+    const ft = decodeBurnchainOpTx(
       tx,
       [
         {
@@ -447,7 +447,7 @@ describe('synthetic txs from constructed inputs', () => {
       1,
     );
     assert.ok(ft);
-    assertSyntheticBase(ft, STACKER);
+    assertBurnchainOpBase(ft, STACKER);
     assert.equal(ft.contractCallContractId, `${DELEGATE}.tok`);
     assert.equal(ft.contractCallFunctionName, 'deposit-from-burnchain');
     assert.deepEqual(
@@ -455,7 +455,7 @@ describe('synthetic txs from constructed inputs', () => {
       ['u9', `'${STACKER}`],
     );
 
-    const nft = decodeSyntheticTx(
+    const nft = decodeBurnchainOpTx(
       tx,
       [
         {
@@ -482,7 +482,7 @@ describe('synthetic txs from constructed inputs', () => {
     const tx: BlockTxJson = { txid: TXID, raw_tx: '0x00', raw_result: okTrue };
     assert.throws(
       () =>
-        decodeSyntheticTx(
+        decodeBurnchainOpTx(
           tx,
           [{ txid: TXID, type: 'stx_burn_event', stx_burn_event: { sender: STACKER, amount: '1' } }],
           false,

@@ -6,13 +6,13 @@ import { addressOf, transferTx, transferWithEvent, type BuiltTx } from '../suppo
 import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
 
-// Same-nonce settling after a block, a microblock and a reorg, on both of ingest's paths: a new tip block
-// settles its pairs from its own txs (store/write/mempool.ts `SETTLE_AT_TIP`, without reading the stored
+// Same-nonce resolution after a block, a microblock and a reorg, on both of ingest's paths: a new tip block
+// resolves its pairs from its own txs (store/write/mempool.ts `RESOLVE_AT_TIP`, without reading the stored
 // mined txs), the read-back path (`readBackRows`, as a reorg's restored blocks) from the txs stored. Each
 // sequence's mempool rows are given as the rule (store/write/mempool.ts, "Same-nonce txs") decides them, so
-// a narrowed settling that misses a loser, or ranks a block's txs in another order, fails on either path.
+// a narrowed resolution that misses a loser, or ranks a block's txs in another order, fails on either path.
 // (Checked to fail on the in-hand path: leaving out a block's sponsored txs fails the block of two txs of
-// one pair; not settling at the tip at all fails it and the reorg.)
+// one pair; not resolving at the tip at all fails it and the reorg.)
 
 after(stopOwnCluster);
 
@@ -46,7 +46,7 @@ async function txStatus(api: TestApi, tx: BuiltTx): Promise<string> {
 for (const engine of testEngines(import.meta.url)) {
   for (const readBackRows of [false, true]) {
     const path = readBackRows ? 'read back' : 'in hand';
-    describe(`same-nonce settling, rows ${path} (${engine})`, () => {
+    describe(`same-nonce resolution, rows ${path} (${engine})`, () => {
       async function withPath(fn: (api: TestApi) => Promise<void>) {
         const api = await startTestApi({ engine, ingest: { readBackRows } });
         try {

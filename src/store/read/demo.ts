@@ -1,8 +1,10 @@
 import type { Sql } from '../db.js';
 import { anchoredVisibleRow, canonicalRow } from '../visibility.js';
 
+// What the demo (`start`) reads: whether the database is new, a demo chain left unfinished, ids to try.
+
 /** Ids worth trying the API with (printed by `start`): whatever the indexed chain holds. */
-export interface ShowcaseIds {
+export interface IdsToTry {
   tipHeight: number;
   /** burn height of a canonical block */
   burnBlockHeight: number | null;
@@ -36,7 +38,8 @@ export async function unfinishedDemoChain(sql: Sql): Promise<{ blocks: number; t
   return row ? { blocks: row.blocks, tipHeight: row.tip_height } : null;
 }
 
-export async function showcaseIds(sql: Sql): Promise<ShowcaseIds> {
+/** Ids from the chain, picked below the tip (at 70% of its height). */
+export async function idsToTry(sql: Sql): Promise<IdsToTry> {
   const [tip] = await sql<{ block_height: number }[]>`SELECT block_height FROM chain_tip`;
   const height = Math.max(1, Math.floor(tip.block_height * 0.7));
   const [block] = await sql<{ burn_block_height: number }[]>`

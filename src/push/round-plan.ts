@@ -1,0 +1,239 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  nftEventsInBlocks,
+  principalTxsInBlocks,
+  type ChainChanges,
+  type NftEventRow,
+  type PrincipalTxRow,
+  type PushBlock,
+} from '../store/read/push.js';
+import type { Sql } from '../store/db.js';
+import type { Hub } from './hub.js';
+import {
+  addressBalanceMessage,
+  addressTransactionMessage,
+  nftTopicMessage,
+  plainMessage,
+  type PushMessage,
+} from './messages.js';
+import {
+  addressBalancePayload,
+  addressTransactionPayload,
+  blockPayload,
+  microblockPayload,
+  nftEventPayload,
+  PayloadAsker,
+  transactionPayload,
+} from './payloads.js';
+import {
+  addressBalanceTopic,
+  addressTransactionTopic,
+  blockTopic,
+  mempoolTopic,
+  microblockTopic,
+  nftAssetTopic,
+  nftCollectionTopic,
+  nftEventTopic,
+  transactionTopic,
+  type Topic,
+} from './topics.js';
+
+// One round's events, in chain order, each with its payload asked of the API at once (a few at a time):
+// the txs a fork switch orphaned, then each new block with its txs' events and the microblocks built on it,
+// mempool changes between them in commit order. Only topics someone subscribes to are asked for.
+
+/** Payload asks a round runs at once (each an in-process request to the API). */
+const CONCURRENT_ASKS = 8;
+
+export interface Pending {
+  topic: Topic;
+  message: Promise<PushMessage | undefined>;
+  /** for a tx update: the version it pushes */
+  version?: { txId: string; version: string | null };
+}
+
+export class RoundPlan {
+  readonly pending: Pending[] = [];
+  private readonly ask: PayloadAsker;
+  private readonly limit = concurrency(CONCURRENT_ASKS);
+  /** a tx changed twice in a round (received, then dropped) is pushed once, as it is at the end */
+  private readonly mempoolPushed = new Set<string>();
+  private nextMempool = 0;
+  private touched: PrincipalTxRow[] = [];
+  private nftEvents: NftEventRow[] = [];
+
+  constructor(
+    app: FastifyInstance,
+    private readonly hub: Hub,
+    private readonly changes: ChainChanges,
+    /** the subscribed txs whose state changed, with their state now: each taken once pushed */
+    private readonly changedTxs: Map<string, string | null>,
+  ) {
+    this.ask = new PayloadAsker(app);
+  }
+
+  /** The round's events in order. */
+  async build(sql: Sql): Promise<Pending[]> {
+    const { changes, hub } = this;
+    const principals = [
+      ...new Set(
+        [...hub.topicsOf('address-transaction'), ...hub.topicsOf('address-stx-balance')].map(principalOf),
+      ),
+    ];
+    this.touched = await principalTxsInBlocks(
+      sql,
+      [...changes.orphaned, ...changes.blocks].map((b) => b.index_block_hash),
+      principals,
+    );
+    const wantsNft =
+      hub.has(nftEventTopic.key) ||
+      hub.topicsOf('nft-asset-event').length > 0 ||
+      hub.topicsOf('nft-collection-event').length > 0;
+    if (wantsNft) {
+      this.nftEvents = await nftEventsInBlocks(
+        sql,
+        changes.blocks.map((b) => b.index_block_hash),
+      );
+    }
+
+    // a fork switch: the txs of the blocks that left the chain (most are back in the mempool)
+    for (const block of changes.orphaned) {
+      for (const txId of block.tx_ids) {
+        this.txUpdate(txId);
+        this.mempoolTx(txId);
+      }
+      this.balances(block);
+    }
+    const first = changes.blocks[0];
+    if (changes.orphaned.length === 0 && first) this.microblocksOn(first.parent_index_block_hash);
+    if (changes.blocks.length === 0) this.microblocksOn(changes.cursor.tip.index_block_hash);
+    for (const block of changes.blocks) this.block(block);
+    this.mempoolUntil(Number.MAX_SAFE_INTEGER);
+    for (const txId of [...this.changedTxs.keys()]) this.txUpdate(txId);
+    return this.pending;
+  }
+
+  private add(topic: Topic, build: () => Promise<PushMessage | undefined>, version?: Pending['version']) {
+    if (this.hub.has(topic.key)) this.pending.push({ topic, message: this.limit(build), version });
+  }
+
+  /** A new block: the mempool changes before it, then it, its txs' events, and the microblocks on it. */
+  private block(block: PushBlock) {
+    if (block.message_id !== null) this.mempoolUntil(block.message_id - 1);
+    this.add(blockTopic, async () => messageOf(blockTopic, await blockPayload(this.ask, block.block_hash)));
+    for (const txId of block.tx_ids) this.txUpdate(txId);
+    for (const row of this.touched) {
+      if (row.index_block_hash !== block.index_block_hash) continue;
+      const topic = addressTransactionTopic(row.principal);
+      this.add(topic, async () => {
+        const text = await addressTransactionPayload(this.ask, row.principal, row.tx_id);
+        return text === undefined ? undefined : addressTransactionMessage(topic as never, text);
+      });
+    }
+    this.balances(block);
+    for (const event of this.nftEvents) {
+      if (event.index_block_hash !== block.index_block_hash) continue;
+      const payload = () => nftEventPayload(this.ask, event.tx_id, event.event_index);
+      const asset = nftAssetTopic(event.asset_identifier, event.value.toLowerCase());
+      const collection = nftCollectionTopic(event.asset_identifier);
+      this.add(nftEventTopic, async () => messageOf(nftEventTopic, await payload()));
+      this.add(asset, async () => nftMessageOf(asset, await payload()));
+      this.add(collection, async () => nftMessageOf(collection, await payload()));
+    }
+    this.microblocksOn(block.index_block_hash);
+  }
+
+  /** A subscribed tx whose state changed, placed where its change is (the rest at the end of the round). */
+  private txUpdate(txId: string) {
+    const version = this.changedTxs.get(txId);
+    if (version === undefined) return;
+    this.changedTxs.delete(txId);
+    const topic = transactionTopic(txId);
+    this.add(topic, async () => messageOf(topic, await transactionPayload(this.ask, txId)), {
+      txId,
+      version,
+    });
+  }
+
+  private mempoolTx(txId: string) {
+    if (this.mempoolPushed.has(txId)) return;
+    this.mempoolPushed.add(txId);
+    this.add(mempoolTopic, async () => {
+      const text = await transactionPayload(this.ask, txId);
+      // a tx mined since is no mempool event: its update goes to its own topic
+      return text !== undefined && isMempoolTx(text) ? plainMessage(mempoolTopic, text) : undefined;
+    });
+  }
+
+  /** The mempool messages up to the raw-log id `messageId`, in commit order. */
+  private mempoolUntil(messageId: number) {
+    const { mempool } = this.changes;
+    for (; this.nextMempool < mempool.length; this.nextMempool++) {
+      const change = mempool[this.nextMempool];
+      if (change.message_id > messageId) return;
+      for (const txId of [...change.added, ...change.dropped]) {
+        this.mempoolTx(txId);
+        this.txUpdate(txId);
+      }
+    }
+  }
+
+  /** The balance of each subscribed principal a block's txs touch (once per block). */
+  private balances(block: PushBlock) {
+    const seen = new Set<string>();
+    for (const row of this.touched) {
+      if (row.index_block_hash !== block.index_block_hash || seen.has(row.principal)) continue;
+      seen.add(row.principal);
+      const topic = addressBalanceTopic(row.principal);
+      this.add(topic, async () => {
+        const text = await addressBalancePayload(this.ask, row.principal);
+        return text === undefined ? undefined : addressBalanceMessage(topic as never, text);
+      });
+    }
+  }
+
+  private microblocksOn(anchor: string) {
+    for (const m of this.changes.microblocks) {
+      if (m.parent_index_block_hash !== anchor) continue;
+      this.add(microblockTopic, async () =>
+        messageOf(microblockTopic, await microblockPayload(this.ask, m.microblock_hash)),
+      );
+    }
+  }
+}
+
+function messageOf(topic: Topic, payload: string | undefined): PushMessage | undefined {
+  return payload === undefined ? undefined : plainMessage(topic, payload);
+}
+
+function nftMessageOf(topic: Topic, payload: string | undefined): PushMessage | undefined {
+  return payload === undefined ? undefined : nftTopicMessage(topic as never, payload);
+}
+
+function principalOf(topic: Topic): string {
+  return (topic as { principal: string }).principal;
+}
+
+/** A tx answer of the mempool (pending or dropped), not a mined one: mempool answers carry no block height. */
+function isMempoolTx(text: string): boolean {
+  return (JSON.parse(text) as { block_height?: number }).block_height === undefined;
+}
+
+/** Runs at most `n` of the functions given at once, in the order given. */
+function concurrency(n: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return <T>(fn: () => Promise<T>): Promise<T> => {
+    const start = async () => {
+      running++;
+      try {
+        return await fn();
+      } finally {
+        running--;
+        waiting.shift()?.();
+      }
+    };
+    if (running < n) return start();
+    return new Promise<void>((resolve) => waiting.push(resolve)).then(start);
+  };
+}

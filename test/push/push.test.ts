@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import {
+  connectWebSocketClient,
+  StacksApiSocketClient,
+  type StacksApiWebSocketClient,
+} from '@stacks/blockchain-api-client';
+import { uintCV } from '@stacks/transactions';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { addressOf, ev, transferTx, transferWithEvent, type BuiltTx } from '../support/chain.js';
+import { stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+import { Received, TEST_PUSH_LIMITS } from './support.js';
+
+// Live push with the official client (@stacks/blockchain-api-client, unmodified) over both channels: a chain
+// with mempool churn, a block, a fork switch, a microblock and NFT events goes through the ingest path, and
+// every event received must be, in order, what the matching read endpoint answers at that moment.
+
+after(stopOwnCluster);
+
+const NFT_CONTRACT = `${addressOf('alice')}.nft`;
+const NFT_ASSET = `${NFT_CONTRACT}::token`;
+
+for (const engine of testEngines(import.meta.url)) {
+  describe(`live push (${engine})`, () => {
+    let api: TestApi;
+    let ws: StacksApiWebSocketClient;
+    let io: StacksApiSocketClient;
+
+    after(async () => {
+      io?.socket.disconnect();
+      (ws?.webSocket as { close(): void } | undefined)?.close();
+      await api?.close();
+    });
+
+    /** What the endpoint answers now, parsed. */
+    const answer = async (url: string) => {
+      const res = await api.app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 200, url);
+      return res.json() as unknown;
+    };
+    const txNow = (tx: BuiltTx) => answer(`/extended/v1/tx/${tx.txid}?unanchored=true`);
+
+    test('both channels push tx updates, mempool changes, address txs and NFT events, reorgs included', async () => {
+      api = await startTestApi({ engine, listen: true, push: { limits: TEST_PUSH_LIMITS } });
+      const { chain } = api;
+      const alice = addressOf('alice');
+      const bob = addressOf('bob');
+      await chain.block({ txs: [] });
+      const base = await chain.block({ txs: [] });
+
+      ws = await connectWebSocketClient(api.baseUrl.replace('http', 'ws'));
+      io = new StacksApiSocketClient({ url: api.baseUrl, subscriptions: ['mempool'] });
+
+      const first = await transferTx({ from: 'alice', to: bob, amount: 100, fee: 300, nonce: 0 });
+      const wsTx = new Received<unknown>();
+      const wsMempool = new Received<unknown>();
+      const wsAddress = new Received<unknown>();
+      const wsNft = new Received<unknown>();
+      const ioTx = new Received<unknown>();
+      const ioMempool = new Received<unknown>();
+      const ioAddress = new Received<unknown[]>();
+      const ioNftAsset = new Received<unknown[]>();
+      await ws.subscribeTxUpdates(first.txid, wsTx.push);
+      await ws.subscribeMempool(wsMempool.push);
+      await ws.subscribeAddressTransactions(alice, wsAddress.push);
+      await ws.subscribeNftEventUpdates(wsNft.push);
+      io.socket.on('mempool', ioMempool.push);
+      const acked = (topic: string, subscribe: () => void) =>
+        new Promise<void>((resolve, reject) => {
+          io.socket.once(topic as never, () => {});
+          subscribe();
+          // the client's own emit carries no way to wait: a subscribe with an ack of our own does
+          io.socket.emit('subscribe', topic as never, (error: string | null) =>
+            error ? reject(new Error(error)) : resolve(),
+          );
+        });
+      await acked(`transaction:${first.txid}`, () => io.subscribeTransaction(first.txid, ioTx.push));
+      await acked(`address-transaction:${alice}`, () =>
+        io.subscribeAddressTransactions(alice, (address, tx) => ioAddress.push([address, tx])),
+      );
+      await acked(`nft-asset-event:${NFT_ASSET}+0x0100000000000000000000000000000001`, () =>
+        io.subscribeNftAssetEvent(NFT_ASSET, '0x0100000000000000000000000000000001', (asset, value, event) =>
+          ioNftAsset.push([asset, value, event]),
+        ),
+      );
+
+      // 1. the tx enters the mempool
+      await chain.mempool([first]);
+      const [pending] = await wsTx.atLeast(1);
+      assert.deepEqual(pending, await txNow(first));
+      assert.equal((pending as { tx_status: string }).tx_status, 'pending');
+      assert.deepEqual(await wsMempool.atLeast(1), [pending]);
+      assert.deepEqual(await ioMempool.atLeast(1), [pending]);
+      assert.deepEqual(await ioTx.atLeast(1), [pending]);
+
+      // 2. mined in a block, with an NFT mint
+      const mined = await chain.block({
+        txs: [
+          { tx: first, events: [ev.stxTransfer(alice, bob, 100), ev.nftMint(NFT_ASSET, bob, uintCV(1))] },
+        ],
+      });
+      const [, success] = await wsTx.atLeast(2);
+      assert.deepEqual(success, await txNow(first));
+      assert.equal((success as { tx_status: string }).tx_status, 'success');
+      assert.deepEqual((await ioTx.atLeast(2))[1], success);
+      const withTransfers = await answer(`/extended/v1/address/${alice}/${first.txid}/with_transfers`);
+      const [addressTx] = await wsAddress.atLeast(1);
+      assert.deepEqual(addressTx, {
+        address: alice,
+        tx_id: first.txid,
+        tx_status: 'success',
+        tx_type: 'token_transfer',
+        ...(withTransfers as object),
+      });
+      assert.deepEqual(await ioAddress.atLeast(1), [[alice, withTransfers]]);
+      const [nft] = await wsNft.atLeast(1);
+      assert.deepEqual(nft, {
+        recipient: bob,
+        asset_identifier: NFT_ASSET,
+        asset_event_type: 'mint',
+        value: { hex: '0x0100000000000000000000000000000001', repr: 'u1' },
+        tx_id: first.txid,
+        tx_index: 0,
+        block_height: mined.height,
+        event_index: 1,
+      });
+      assert.deepEqual(await ioNftAsset.atLeast(1), [
+        [NFT_ASSET, '0x0100000000000000000000000000000001', nft],
+      ]);
+
+      // 3. a fork switch orphans the block: the tx shows from the mempool again
+      const sibling = await chain.block({ parent: base, txs: [] });
+      await chain.block({ parent: sibling, txs: [] });
+      const [, , orphaned] = await wsTx.atLeast(3);
+      assert.deepEqual(orphaned, await txNow(first));
+      assert.equal((orphaned as { tx_status: string }).tx_status, 'pending');
+      // back in the mempool: a mempool event too, the same answer
+      assert.deepEqual((await wsMempool.atLeast(2))[1], orphaned);
+
+      // 4. mined again in a microblock on the new tip (unanchored), then dropped replacement churn
+      const second = await transferWithEvent({ from: 'bob', to: alice, amount: 5, fee: 300, nonce: 0 });
+      await chain.microblock({ txs: [{ tx: first, events: [ev.stxTransfer(alice, bob, 100)] }, second] });
+      const [, , , streamed] = await wsTx.atLeast(4);
+      assert.deepEqual(streamed, await txNow(first));
+      assert.equal((streamed as { is_unanchored: boolean }).is_unanchored, true);
+
+      const stale = await transferTx({ from: 'carol', to: bob, amount: 1, fee: 300, nonce: 0 });
+      await chain.mempool([stale]);
+      await wsMempool.atLeast(3);
+      await chain.drop([stale.txid]);
+      const mempoolEvents = await wsMempool.atLeast(4);
+      assert.deepEqual(
+        mempoolEvents.map((t) => [(t as { tx_id: string }).tx_id, (t as { tx_status: string }).tx_status]),
+        [
+          [first.txid, 'pending'],
+          [first.txid, 'pending'],
+          [stale.txid, 'pending'],
+          [stale.txid, 'dropped_stale_garbage_collect'],
+        ],
+      );
+      assert.deepEqual(mempoolEvents[3], await txNow(stale));
+      assert.deepEqual(await ioMempool.atLeast(4), mempoolEvents);
+    });
+  });
+}

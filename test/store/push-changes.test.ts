@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { Ingestor } from '../../src/ingest/ingestor.js';
+import {
+  readChangesSince,
+  readPushCursor,
+  type ChainChanges,
+  type PushCursor,
+} from '../../src/store/read/push.js';
+import type { Store } from '../../src/store/store.js';
+import { addressOf, ev, TestChain, transferTx, type ChainBlock } from '../support/chain.js';
+import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
+import { testEngines } from '../support/engines.js';
+
+// What live push reads (store/read/push.ts): from a cursor, what changed in the index, in one snapshot. A
+// chain goes through the real ingest path one change at a time, and each round must name exactly the blocks
+// that joined and left the canonical chain, the microblocks and the mempool messages since the last round,
+// the state of a watched tx, and where the next round starts; a round over its bounds stops early and says so.
+
+after(stopOwnCluster);
+
+/** A round's changes as plain values: blocks by height and hash with their txs, microblocks, mempool. */
+function summary(changes: ChainChanges) {
+  const block = (b: ChainChanges['blocks'][number]) => [b.block_height, b.block_hash, b.tx_ids];
+  return {
+    orphaned: changes.orphaned.map(block),
+    blocks: changes.blocks.map(block),
+    microblocks: changes.microblocks.map((m) => [m.microblock_sequence, m.microblock_hash]),
+    mempool: changes.mempool.map((m) => ({ added: m.added, dropped: m.dropped })),
+  };
+}
+
+for (const engine of testEngines(import.meta.url)) {
+  describe(`live push reads (${engine})`, () => {
+    let store: Store;
+    let chain: TestChain;
+    after(() => store?.close());
+
+    test('each round names what changed since the last, a fork switch and microblocks included', async () => {
+      store = await openTestStore(engine);
+      chain = new TestChain(new Ingestor(store, { isMainnet: false, logger: silentLogger }));
+      const alice = addressOf('alice');
+      const bob = addressOf('bob');
+      await chain.block({ txs: [] });
+      const base = await chain.block({ txs: [] });
+      let cursor: PushCursor = await readPushCursor(store.sql);
+      assert.equal(cursor.tip.index_block_hash, base.index_block_hash);
+      assert.equal(cursor.tip.microblock_sequence, -1);
+      const tx = await transferTx({ from: 'alice', to: bob, amount: 100, fee: 300, nonce: 0 });
+      const round = async () => {
+        const changes = await readChangesSince(store.sql, cursor, [tx.txid]);
+        assert.equal(changes.complete, true);
+        cursor = changes.cursor;
+        return changes;
+      };
+      const tipIs = (block: ChainBlock, microblockSequence = -1) =>
+        assert.deepEqual(cursor.tip, {
+          index_block_hash: block.index_block_hash,
+          block_height: block.height,
+          microblock_sequence: microblockSequence,
+        });
+
+      // nothing yet
+      let changes = await round();
+      assert.deepEqual(summary(changes), { orphaned: [], blocks: [], microblocks: [], mempool: [] });
+      assert.equal(changes.txVersions.get(tx.txid), null);
+
+      // the tx enters the mempool
+      await chain.mempool([tx]);
+      changes = await round();
+      assert.deepEqual(summary(changes), {
+        orphaned: [],
+        blocks: [],
+        microblocks: [],
+        mempool: [{ added: [tx.txid], dropped: [] }],
+      });
+      // status 0: pending
+      const pending = changes.txVersions.get(tx.txid);
+      assert.match(pending ?? '', /^mempool:0:/);
+
+      // mined in a block
+      const mined = await chain.block({ txs: [{ tx, events: [ev.stxTransfer(alice, bob, 100)] }] });
+      changes = await round();
+      assert.deepEqual(summary(changes), {
+        orphaned: [],
+        blocks: [[mined.height, mined.block_hash, [tx.txid]]],
+        microblocks: [],
+        mempool: [],
+      });
+      assert.match(changes.txVersions.get(tx.txid) ?? '', new RegExp(`^mined:${mined.index_block_hash}:`));
+      tipIs(mined);
+
+      // a fork switch: the sibling and its child win, the mined block leaves the chain
+      const sibling = await chain.block({ parent: base, txs: [] });
+      assert.deepEqual(summary(await round()).blocks, [], 'a sibling at the tip height switches nothing');
+      const child = await chain.block({ parent: sibling, txs: [] });
+      changes = await round();
+      assert.deepEqual(summary(changes), {
+        orphaned: [[mined.height, mined.block_hash, [tx.txid]]],
+        blocks: [
+          [sibling.height, sibling.block_hash, []],
+          [child.height, child.block_hash, []],
+        ],
+        microblocks: [],
+        mempool: [],
+      });
+      // back in the mempool, as it was before it was mined
+      assert.equal(changes.txVersions.get(tx.txid), pending);
+      tipIs(child);
+
+      // mined again, in microblocks streamed on the new tip
+      const first = await chain.microblock({ txs: [{ tx, events: [ev.stxTransfer(alice, bob, 100)] }] });
+      changes = await round();
+      assert.deepEqual(summary(changes).microblocks, [[0, first.hash]]);
+      // mined in a microblock no block has confirmed yet: no anchor block
+      assert.match(changes.txVersions.get(tx.txid) ?? '', new RegExp(`^mined::${first.hash}:`));
+      tipIs(child, 0);
+      const other = await transferTx({ from: 'carol', to: bob, amount: 1, fee: 300, nonce: 0 });
+      const second = await chain.microblock({ txs: [{ tx: other }], previous: first });
+      assert.deepEqual(summary(await round()).microblocks, [[1, second.hash]], 'only the one not pushed');
+      tipIs(child, 1);
+
+      // a dropped tx
+      const stale = await transferTx({ from: 'dave', to: bob, amount: 1, fee: 300, nonce: 0 });
+      await chain.mempool([stale]);
+      await chain.drop([stale.txid]);
+      assert.deepEqual(summary(await round()).mempool, [
+        { added: [stale.txid], dropped: [] },
+        { added: [], dropped: [stale.txid] },
+      ]);
+    });
+
+    test('a round over its bounds stops at the first change left out; the next goes on from there', async () => {
+      let cursor = await readPushCursor(store.sql);
+      const above: ChainBlock[] = [];
+      for (let i = 0; i < 3; i++) above.push(await chain.block({ txs: [] }));
+      const limits = { blocks: 1, messages: 1000 };
+      const seen: string[] = [];
+      for (let rounds = 0; rounds < above.length; rounds++) {
+        const changes = await readChangesSince(store.sql, cursor, [], limits);
+        assert.equal(changes.complete, rounds === above.length - 1, `round ${rounds}`);
+        seen.push(...changes.blocks.map((b) => b.block_hash));
+        cursor = changes.cursor;
+      }
+      assert.deepEqual(
+        seen,
+        above.map((b) => b.block_hash),
+      );
+    });
+  });
+}
