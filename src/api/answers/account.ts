@@ -1,6 +1,4 @@
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
-import { listFtBalances } from '../../store/read/ft-balances.js';
-import { getNonces, getNoncesAt } from '../../store/read/nonces.js';
 import { resolveScope, type ScopeRequest } from '../../store/read/account-scope.js';
 import {
   batchedAccountTxReads,
@@ -23,16 +21,8 @@ import {
   txsWithTransfersPageJson,
   type RenderedTx,
 } from '../render/addresses.js';
-import { pageOf } from '../render/pages.js';
 import { serializerOf } from '../render/serializer.js';
 import { AddressBalances } from '../schemas/addresses.js';
-import { PAGE_SIZES } from '../schemas/lists.js';
-import {
-  getAccountStxBalanceRoute,
-  getPrincipalFtBalancesRoute,
-  getPrincipalStxBalanceRoute,
-} from '../schemas/balances.js';
-import { getAccountNoncesRoute } from '../schemas/nonces.js';
 import { MAX_INT } from '../schemas/params.js';
 import { holds, jsonAnswer, notModified, type Answer, type Asked } from './answer.js';
 import { chainTag, tipState } from './tags.js';
@@ -58,7 +48,7 @@ export const TX_LIMIT_MAX = 50;
 /** A tx with transfers as the bench chains answer it (~2.4 KB), with its URL and tag. */
 const TX_WITH_TRANSFERS_TYPICAL_BYTES = 2600;
 
-interface AtBlock {
+export interface AtBlock {
   unanchored: boolean;
   until_block?: string;
 }
@@ -93,10 +83,16 @@ export function storedTxId(value: string): string {
 }
 
 const writeBalances = serializerOf(AddressBalances);
-const writeStxBalance = serializerOf(getAccountStxBalanceRoute.schema.response[200]);
-const writeV2StxBalance = serializerOf(getPrincipalStxBalanceRoute.schema.response[200]);
-const writeFtBalances = serializerOf(getPrincipalFtBalancesRoute.schema.response[200]);
-const writeNonces = serializerOf(getAccountNoncesRoute.schema.response[200]);
+
+/** The balances at the tip or as of a block; the pending mempool totals only at the tip (A.1). */
+export async function balancesAsOf(store: Store, principal: string, query: AtBlock, tip: number) {
+  const at = scopeRequest(query);
+  const scope = await resolveScope(store.sql, at, tip);
+  const found = await getAccountBalances(store.sql, principal, scope, {
+    withPending: !('untilHeight' in at || 'untilHash' in at),
+  });
+  return balancesJson(found, scope.height);
+}
 
 // eslint-disable-next-line max-lines-per-function -- a factory: the caches of the resource and the answer functions sharing them, each under 80 lines
 export function accountAnswers(store: Store) {
@@ -138,16 +134,6 @@ export function accountAnswers(store: Store) {
     return { tag: chainTag(chain, { withMempool }), tip: chain.block_height };
   }
 
-  /** The balances at the tip or as of a block; the pending mempool totals only at the tip (A.1). */
-  async function balancesAsOf(principal: string, query: AtBlock, tip: number) {
-    const at = scopeRequest(query);
-    const scope = await resolveScope(store.sql, at, tip);
-    const found = await getAccountBalances(store.sql, principal, scope, {
-      withPending: !('untilHeight' in at || 'untilHash' in at),
-    });
-    return balancesJson(found, scope.height);
-  }
-
   /**
    * STX (with lock state and pending mempool totals), fungible and non-fungible token balances, at the tip or as
    * of a block.
@@ -155,97 +141,8 @@ export function accountAnswers(store: Store) {
   async function balances(asked: Asked, principal: string, query: AtBlock): Promise<Answer> {
     const { tag, tip } = await tagged(true);
     if (tag !== null && holds(asked, tag)) return notModified(tag);
-    const found = await balancesAsOf(principal, query, tip);
+    const found = await balancesAsOf(store, principal, query, tip);
     return jsonAnswer(writeBalances(found), tag ?? undefined, true);
-  }
-
-  /** The `stx` member of the balances, with the vesting schedule when there is one (C.12). */
-  async function stxBalance(asked: Asked, principal: string, query: AtBlock): Promise<Answer> {
-    const { tag, tip } = await tagged(true);
-    if (tag !== null && holds(asked, tag)) return notModified(tag);
-    const { stx, token_offering_locked: vesting } = await balancesAsOf(principal, query, tip);
-    const body = vesting ? { ...stx, token_offering_locked: vesting } : stx;
-    return jsonAnswer(writeStxBalance(body), tag ?? undefined, true);
-  }
-
-  /** The v2 STX balance at the tip: the lock state, and the pending totals with `include_mempool` (C.13). */
-  async function v2StxBalance(asked: Asked, principal: string, includeMempool: boolean): Promise<Answer> {
-    const { tag, tip } = await tagged(includeMempool);
-    if (tag !== null && holds(asked, tag)) return notModified(tag);
-    const scope = await resolveScope(store.sql, { unanchored: false }, tip);
-    const found = await getAccountBalances(store.sql, principal, scope, { withPending: includeMempool });
-    const { stx } = balancesJson(found, scope.height);
-    const body = {
-      balance: stx.balance,
-      total_miner_rewards_received: stx.total_miner_rewards_received,
-      lock_tx_id: stx.lock_tx_id,
-      locked: stx.locked,
-      lock_height: stx.lock_height,
-      burnchain_lock_height: stx.burnchain_lock_height,
-      burnchain_unlock_height: stx.burnchain_unlock_height,
-      estimated_balance: stx.estimated_balance,
-      pending_balance_inbound: stx.pending_balance_inbound,
-      pending_balance_outbound: stx.pending_balance_outbound,
-    };
-    return jsonAnswer(writeV2StxBalance(body), tag ?? undefined, includeMempool);
-  }
-
-  /** A page of the fungible tokens the principal holds, by lowercased asset identifier (C.14). */
-  async function ftBalances(
-    asked: Asked,
-    principal: string,
-    query: { limit: number; offset: number },
-  ): Promise<Answer> {
-    const { tag } = await tagged(false);
-    if (tag !== null && holds(asked, tag)) return notModified(tag);
-    // `limit=0` is the default, as the original reads it (docs/upstream.md C.0)
-    const page = {
-      limit: query.limit || PAGE_SIZES.ftBalance.fallback,
-      offset: query.offset,
-    };
-    const found = await listFtBalances(store.sql, principal, page);
-    const body = pageOf(
-      page,
-      found.total,
-      found.balances.map((b) => ({ token: b.asset_identifier, balance: b.balance })),
-    );
-    return jsonAnswer(writeFtBalances(body), tag ?? undefined);
-  }
-
-  /** The last executed and pending nonces, the next one, and the gaps between (C.11). */
-  async function nonces(
-    asked: Asked,
-    principal: string,
-    query: { block_height?: number; block_hash?: string },
-  ): Promise<Answer> {
-    const { tag } = await tagged(true);
-    if (tag !== null && holds(asked, tag)) return notModified(tag);
-    const { block_height: height, block_hash: hash } = query;
-    if (height !== undefined && hash !== undefined) {
-      throw new InvalidRequestError('Multiple block query parameters specified');
-    }
-    if (height !== undefined || hash !== undefined) {
-      const at = height !== undefined ? { height: Math.min(height, MAX_INT) } : { hash: hash!.toLowerCase() };
-      const found = await getNoncesAt(store.sql, principal, at);
-      if (!found.found) throw new NotFoundError(`No block found for ${JSON.stringify(at)}`);
-      const body = {
-        last_mempool_tx_nonce: null,
-        last_executed_tx_nonce: found.lastExecuted,
-        possible_next_nonce: found.possibleNext,
-        detected_missing_nonces: [],
-        detected_mempool_nonces: [],
-      };
-      return jsonAnswer(writeNonces(body), tag ?? undefined, true);
-    }
-    const n = await getNonces(store.sql, principal);
-    const body = {
-      last_mempool_tx_nonce: n.lastMempool,
-      last_executed_tx_nonce: n.lastExecuted,
-      possible_next_nonce: n.possibleNext,
-      detected_missing_nonces: n.detectedMissing,
-      detected_mempool_nonces: n.detectedMempool,
-    };
-    return jsonAnswer(writeNonces(body), tag ?? undefined, true);
   }
 
   /** A page of the principal's txs, newest first, each with the transfers it takes part in. */
@@ -310,10 +207,6 @@ export function accountAnswers(store: Store) {
 
   return {
     caches: { balances: balancesAnswers, listing: listingAnswers, tx: txAnswers },
-    stxBalance,
-    v2StxBalance,
-    ftBalances,
-    nonces,
     balances: (asked: Asked, principal: string, query: AtBlock) =>
       balancesAnswers.made(() => balances(asked, principal, query)),
     txsWithTransfers: (asked: Asked, principal: string, query: ListingQuery) =>

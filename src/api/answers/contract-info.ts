@@ -25,6 +25,7 @@ const HASH = /^(0x)?[0-9a-fA-F]{64}$/;
 /** An unconfirmed microblock tx has no block hash yet: `0x`, as its transaction object shows it. */
 const shownBlockHash = (hash: string) => hash || '0x';
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the answer functions of the family and what they share, each under 80 lines
 export function contractInfoAnswers(store: Store) {
   async function contract(asked: Asked, contractId: string): Promise<Answer> {
     const etag = tipTag(await cachedChainState(store)) ?? undefined;

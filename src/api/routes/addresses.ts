@@ -16,12 +16,6 @@ import {
   UnanchoredQuery,
   UntilBlockQuery,
 } from '../schemas/params.js';
-import {
-  getAccountStxBalanceRoute,
-  getPrincipalFtBalancesRoute,
-  getPrincipalStxBalanceRoute,
-} from '../schemas/balances.js';
-import { getAccountNoncesRoute } from '../schemas/nonces.js';
 import type { RouteOptions } from './route-options.js';
 import { answerFromCache, send } from './send.js';
 
@@ -97,31 +91,5 @@ export const addressRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       const { principal, tx_id: txId } = request.params;
       return send(request, reply, await accounts.txWithTransfers(request, principal, txId));
     },
-  );
-
-  app.get(getAccountNoncesRoute.url, { schema: getAccountNoncesRoute.schema }, async (request, reply) =>
-    send(request, reply, await accounts.nonces(request, request.params.principal, request.query)),
-  );
-  app.get(
-    getAccountStxBalanceRoute.url,
-    { schema: getAccountStxBalanceRoute.schema },
-    async (request, reply) =>
-      send(request, reply, await accounts.stxBalance(request, request.params.principal, request.query)),
-  );
-  app.get(
-    getPrincipalStxBalanceRoute.url,
-    { schema: getPrincipalStxBalanceRoute.schema },
-    async (request, reply) =>
-      send(
-        request,
-        reply,
-        await accounts.v2StxBalance(request, request.params.principal, request.query.include_mempool),
-      ),
-  );
-  app.get(
-    getPrincipalFtBalancesRoute.url,
-    { schema: getPrincipalFtBalancesRoute.schema },
-    async (request, reply) =>
-      send(request, reply, await accounts.ftBalances(request, request.params.principal, request.query)),
   );
 };

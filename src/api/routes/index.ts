@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { accountStateRoutes } from './account-state.js';
 import { addressHistoryRoutes } from './address-history.js';
 import { addressRoutes } from './addresses.js';
 import { blockListRoutes } from './block-lists.js';
@@ -23,4 +24,5 @@ export async function registerRoutes(app: FastifyInstance, options: RouteOptions
   await app.register(tokenRoutes, options);
   await app.register(addressRoutes, options);
   await app.register(addressHistoryRoutes, options);
+  await app.register(accountStateRoutes, options);
 }
