@@ -608,6 +608,24 @@ describe(`rate limits (${engines[0]})`, () => {
     }
   });
 
+  test('every read route of the OpenAPI document, those beyond the ten too, takes keys and limits', async () => {
+    const app = await api(store, { anonymousLimit: 1, apiKeysRequired: true });
+    try {
+      const document = (await get(app, { url: '/openapi.json' })).json<{ paths: Record<string, object> }>();
+      const paths = Object.keys(document.paths).filter((path) => !EXEMPT_ROUTE_PATHS.includes(path));
+      assert.ok(paths.includes('/extended/v1/search/{id}') && paths.length >= 28, `${paths.length} routes`);
+      // each from its own address: keys required (401), then its budget of one spent (429)
+      for (const [i, path] of paths.entries()) {
+        const url = path.replace(/\{[a-z_]+\}/g, 'x');
+        const ip = `198.51.100.${i + 1}`;
+        assert.equal((await get(app, { url, ip })).statusCode, 401, url);
+        assert.equal((await get(app, { url, ip })).statusCode, 429, url);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
   test('health, readiness and docs routes are exempt; unknown routes are not', async () => {
     const app = await api(store, { anonymousLimit: 1, apiKeysRequired: true });
     // Every exempt path is a real route of the server (status, OpenAPI, docs page): the list names no path

@@ -22,13 +22,18 @@ interface Parameter {
 
 type Operations = Record<string, Record<string, { operationId: string; parameters?: Parameter[] }>>;
 
-/** An operation's URL with every parameter set to its example (arrays as repeated keys). */
+/**
+ * An operation's URL with every parameter set to its example (arrays as repeated keys), but a query parameter
+ * whose description says it is `not with` one set already (a block height or a block hash: one of the two).
+ */
 function exampleUrl(path: string, parameters: Parameter[]): string {
   let url = path;
   const query = new URLSearchParams();
   for (const p of parameters) {
+    const excluded = /not with `([a-z_]+)`/.exec(p.description ?? '')?.[1];
     if (p.in === 'path') url = url.replace(`{${p.name}}`, encodeURIComponent(String(p.example)));
-    else for (const value of [p.example].flat()) query.append(p.name, String(value));
+    else if (excluded === undefined || !query.has(excluded))
+      for (const value of [p.example].flat()) query.append(p.name, String(value));
   }
   const search = query.toString();
   return search ? `${url}?${search}` : url;

@@ -113,6 +113,7 @@ describe('OpenAPI document', () => {
       }
     }
     assert.deepEqual(required.sort(), [
+      '/extended/v1/tokens/nft/holdings ?principal',
       '/extended/v1/tx/multiple ?tx_id',
       '/extended/v2/smart-contracts/status ?contract_id',
     ]);

@@ -36,6 +36,11 @@ function refusedValues(property: Property): { value: string | string[]; says: Re
     refused.push({ value: 'abc', says: /must be a whole number; got "abc"$/ });
     refused.push({ value: '1.5', says: /must be a whole number; got "1\.5"$/ });
     refused.push({ value: '0x10', says: /must be a whole number written in decimal digits; got "0x10"$/ });
+    // more digits than a double holds: Ajv would read Infinity, which passes `maximum`
+    refused.push({
+      value: '9'.repeat(400),
+      says: new RegExp(`must be ${property.maximum ?? 'a finite number'}( or less)?; got "9+…"$`),
+    });
     if (property.minimum !== undefined) {
       const below = property.minimum - 1;
       refused.push({

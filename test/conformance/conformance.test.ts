@@ -3,7 +3,8 @@ import { after, describe, test } from 'node:test';
 import { stopOwnCluster } from '../support/database.js';
 import { runsOn, testEngines } from '../support/engines.js';
 import { fixtureNames } from '../support/shared.js';
-import { formatReport, runFixture, type Family } from './harness.js';
+import { expectedBeyondRecords } from './beyond-records.js';
+import { BEYOND_FAMILIES, formatReport, recordsPerFamily, runFixture, type Family } from './harness.js';
 
 after(stopOwnCluster);
 
@@ -25,9 +26,14 @@ for (const engine of testEngines(import.meta.url)) {
   describe(`conformance with the original API (${engine})`, () => {
     for (const fixture of fixtureNames().filter((f) => runsOn(engine, import.meta.url, f))) {
       test(fixture, async () => {
-        const run = await runFixture(fixture, engine, CHECKED_FAMILIES);
+        const run = await runFixture(fixture, engine, [...CHECKED_FAMILIES, ...BEYOND_FAMILIES]);
         const failures = run.results.filter((r) => !r.ok);
         assert.ok(run.results.length > 0, 'golden records to compare');
+        assert.deepEqual(
+          recordsPerFamily(run, BEYOND_FAMILIES),
+          expectedBeyondRecords(fixture),
+          'records compared per route beyond the ten',
+        );
         assert.equal(failures.length, 0, formatReport([run], 10));
       });
     }

@@ -106,6 +106,59 @@ function canonicalBurnHeight(txId: string, context: GoldenContext): number | und
 //   paths answers (which block, and whether it is canonical) changes only with the tip, so the tag is as
 //   valid for a block hash as for the rest, and lets its answer be kept (src/api/routes/blocks.ts).
 //   test/api/http-conventions.test.ts ("chain-tip ETags change...") asserts the tags.
+interface AddressTxList {
+  total: number;
+  results: { tx: { tx_id: string; block_height: number } }[];
+}
+
+const V2_LIST_PATH = /^\/extended\/v2\/addresses\/([^/?]+)\/transactions(?:\?|$)/;
+
+/**
+ * Whether the golden v2 list of a principal undercounts: its `total` below the txs of its largest page, or
+ * below the principal's v1 list (A.8), a subset of the v2 list (C.9).
+ */
+function v2ListUndercounts(principal: string, context: GoldenContext): boolean {
+  let total = 0;
+  let listed = 0;
+  let v1Total = 0;
+  for (const r of context.records()) {
+    if (r.status !== 200) continue;
+    const v2 = V2_LIST_PATH.exec(r.path);
+    const v1 = LIST_PATH.exec(r.path);
+    if (v2?.[1] === principal) {
+      const page = r.body as AddressTxList;
+      total = Math.max(total, page.total);
+      listed = Math.max(listed, page.results.length);
+    } else if (v1?.[1] === principal) {
+      v1Total = Math.max(v1Total, (r.body as Page).total);
+    }
+  }
+  return total < Math.max(listed, v1Total);
+}
+
+/**
+ * Our v2 list page against the original's where the original leaves out block 0's txs (all at height 1, the
+ * oldest of a list) or undercounts after a reorg: the same items at every position where either holds a tx
+ * above height 1, at least as many items, and a `total` at least as large.
+ */
+function v2ListBeside(ours: AddressTxList, golden: AddressTxList): string | null {
+  if (ours.total < golden.total) return `total ${ours.total} below the original's ${golden.total}`;
+  if (ours.results.length < golden.results.length) return `fewer txs than the original's page`;
+  for (let i = 0; i < ours.results.length; i++) {
+    const a = ours.results[i].tx;
+    const b = golden.results[i]?.tx;
+    if ((a.block_height > 1 || (b && b.block_height > 1)) && a.tx_id !== b?.tx_id)
+      return `results.${i}: ${a.tx_id} vs ${b?.tx_id}`;
+  }
+  return null;
+}
+
+/** The STX member of a balances answer, or the answer itself where it is an STX balance. */
+const stxOf = (golden: GoldenRecordLike): Balances['stx'] =>
+  /\/balances$/.test(golden.path.split('?')[0]) && !golden.path.includes('/v2/')
+    ? (golden.body as Balances).stx
+    : (golden.body as Balances['stx']);
+
 const deliberateDifferences: DeliberateDifference[] = [
   {
     path: /^\/extended\/v2\/blocks\/-\d+$/,
@@ -192,10 +245,11 @@ const deliberateDifferences: DeliberateDifference[] = [
     },
   },
   {
-    path: /^\/extended\/v1\/address\/[^/]+\/balances(\?unanchored=true)?$/,
+    // the balances, and the STX balance routes beyond the ten that show the same lock (C.12, C.13)
+    path: /^\/extended\/(v1\/address\/[^/]+\/(balances|stx)(\?unanchored=true)?|v2\/addresses\/[^/]+\/balances\/stx)$/,
     goldenStatus: 200,
     applies: (golden, context) => {
-      const { lock_tx_id, burnchain_lock_height } = (golden.body as Balances).stx;
+      const { lock_tx_id, burnchain_lock_height } = stxOf(golden);
       const burn = lock_tx_id ? canonicalBurnHeight(lock_tx_id, context) : undefined;
       return burn !== undefined && burn !== burnchain_lock_height;
     },
@@ -204,9 +258,10 @@ const deliberateDifferences: DeliberateDifference[] = [
     ours: 'the lock of the canonical chain: `burnchain_lock_height` is the burn height of the canonical block of the lock tx',
     expectStatus: 200,
     expectBody: (body, golden, context) => {
-      const expected = structuredClone(golden.body) as Balances;
-      expected.stx.burnchain_lock_height = canonicalBurnHeight(expected.stx.lock_tx_id, context)!;
-      return context.compare(golden.path, body, expected);
+      const expected = structuredClone(golden) as GoldenRecordLike;
+      const stx = stxOf(expected);
+      stx.burnchain_lock_height = canonicalBurnHeight(stx.lock_tx_id, context)!;
+      return context.compare(golden.path, body, expected.body);
     },
   },
   {
@@ -236,6 +291,38 @@ const deliberateDifferences: DeliberateDifference[] = [
         ? null
         : `expected an answer as of height ${height}, got ${JSON.stringify(body)?.slice(0, 200)}`;
     },
+  },
+  {
+    path: /^\/extended\/v1\/search\/[^/?]+$/,
+    goldenStatus: 200,
+    applies: (golden) => {
+      const { result } = golden.body as {
+        result: { entity_type: string; tx_data?: { canonical?: boolean } };
+      };
+      return result.entity_type === 'tx_id' && result.tx_data?.canonical === false;
+    },
+    upstream:
+      'a tx id with an orphaned and a canonical row: whichever row its query finds first, the orphaned one too (docs/upstream.md C.17)',
+    ours: 'the canonical row when there is one',
+    expectStatus: 200,
+    expectBody: (body, golden, context) => {
+      if (context.compare(golden.path, body, golden.body) === null) return null;
+      const ours = body as { result: { entity_id: string; tx_data: { canonical: boolean } } };
+      const theirs = golden.body as typeof ours;
+      return ours.result.entity_id === theirs.result.entity_id && ours.result.tx_data.canonical
+        ? null
+        : `expected the canonical row of ${theirs.result.entity_id}, got ${JSON.stringify(body)}`;
+    },
+  },
+  {
+    path: V2_LIST_PATH,
+    goldenStatus: 200,
+    applies: (golden, context) => v2ListUndercounts(V2_LIST_PATH.exec(golden.path)![1], context),
+    upstream:
+      'the v2 address list leaves out the txs of a block 0 (moved into block 1), which its v1 list and the block show, and after a reorg its `total` counts fewer txs than it lists (docs/upstream.md C.9)',
+    ours: 'every canonical tx of the principal, block 0’s included, and a `total` that counts them',
+    expectStatus: 200,
+    expectBody: (body, golden) => v2ListBeside(body as AddressTxList, golden.body as AddressTxList),
   },
   {
     path: /^\/extended\/v1\/tx\/multiple\?/,

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../src/store/db.js';
 import { startTestApi } from '../support/api.js';
-import { loadGolden, type GoldenRecord } from '../support/shared.js';
+import { beyondGoldenNames, loadGolden, type GoldenRecord } from '../support/shared.js';
 import { findDeliberateDifference, type GoldenContext } from './deliberate-differences.js';
 
 // Replays a fixture, asks our API every path the original API was asked (golden/<fixture>.jsonl.gz) and
@@ -20,10 +20,52 @@ export const FAMILIES = [
   'address/transactions_with_transfers',
   'address/with_transfers',
 ] as const;
-export type Family = (typeof FAMILIES)[number];
+
+/** The routes beyond the contract's ten (golden/README.md "Beyond the ten"), one family per route. */
+export const BEYOND_FAMILIES = [
+  'v2/address/transactions',
+  'v2/address/transaction/events',
+  'v2/burn-block/blocks',
+  'v2/burn-blocks',
+  'v2/burn-block',
+  'v2/blocks',
+  'v2/block/transactions',
+  'address/nonces',
+  'address/stx',
+  'v2/address/balances/stx',
+  'v2/address/balances/ft',
+  'tx/list',
+  'nft/holdings',
+  'contract',
+  'search',
+] as const;
+export type Family = (typeof FAMILIES)[number] | (typeof BEYOND_FAMILIES)[number];
+
+/** The family of a path of the beyond goldens, if it is one. */
+function beyondFamilyOf(p: string): Family | undefined {
+  if (/^\/extended\/v2\/addresses\/[^/]+\/transactions$/.test(p)) return 'v2/address/transactions';
+  if (/^\/extended\/v2\/addresses\/[^/]+\/transactions\/[^/]+\/events$/.test(p))
+    return 'v2/address/transaction/events';
+  if (/^\/extended\/v2\/addresses\/[^/]+\/balances\/stx$/.test(p)) return 'v2/address/balances/stx';
+  if (/^\/extended\/v2\/addresses\/[^/]+\/balances\/ft$/.test(p)) return 'v2/address/balances/ft';
+  if (/^\/extended\/v2\/burn-blocks\/[^/]+\/blocks$/.test(p)) return 'v2/burn-block/blocks';
+  if (p === '/extended/v2/burn-blocks') return 'v2/burn-blocks';
+  if (/^\/extended\/v2\/burn-blocks\/[^/]+$/.test(p)) return 'v2/burn-block';
+  if (p === '/extended/v2/blocks') return 'v2/blocks';
+  if (/^\/extended\/v2\/blocks\/[^/]+\/transactions$/.test(p)) return 'v2/block/transactions';
+  if (/^\/extended\/v1\/address\/[^/]+\/nonces$/.test(p)) return 'address/nonces';
+  if (/^\/extended\/v1\/address\/[^/]+\/stx$/.test(p)) return 'address/stx';
+  if (p === '/extended/v1/tx') return 'tx/list';
+  if (p === '/extended/v1/tokens/nft/holdings') return 'nft/holdings';
+  if (/^\/extended\/v1\/contract\/[^/]+$/.test(p)) return 'contract';
+  if (/^\/extended\/v1\/search\/[^/]+$/.test(p)) return 'search';
+  return undefined;
+}
 
 function familyOf(path: string): Family {
   const p = path.split('?')[0];
+  const beyond = beyondFamilyOf(p);
+  if (beyond) return beyond;
   if (p.startsWith('/extended/v1/tx/multiple')) return 'tx/multiple';
   if (p.startsWith('/extended/v1/tx/mempool/stats')) return 'mempool/stats';
   if (p.startsWith('/extended/v1/tx/')) return 'tx';
@@ -91,12 +133,38 @@ export function normalize(path: string, body: unknown): unknown {
         a.tx.tx_id.localeCompare(b.tx.tx_id),
     );
   }
+  if (TX_LIST_FAMILIES.has(familyOf(path))) {
+    const page = normalized as { results?: unknown[] };
+    if (Array.isArray(page.results)) page.results = inChainOrder(page.results);
+  }
   if (familyOf(path) === 'block/by_burn_block_height') {
     const block = normalized as { height?: number; txs?: string[] };
     // Genesis txs adopted into block 1 take tx_index + 1 and tie with block 1's own: no defined order.
     if (block.height === 1) block.txs?.sort();
   }
   return normalized;
+}
+
+/** The lists of transactions whose ties of the sort key come in no defined order (docs/upstream.md C.0). */
+const TX_LIST_FAMILIES = new Set<Family>(['v2/address/transactions', 'v2/block/transactions', 'tx/list']);
+
+/** A list's items (txs, or `{tx, ...}`), each run sharing height, microblock sequence and tx index by tx id. */
+function inChainOrder(items: unknown[]): unknown[] {
+  type Tx = { tx_id: string; block_height: number; microblock_sequence: number; tx_index: number };
+  const txOf = (item: unknown) => ((item as { tx?: Tx }).tx ?? item) as Tx;
+  const key = (tx: Tx) => `${tx.block_height}:${tx.microblock_sequence}:${tx.tx_index}`;
+  const out: unknown[] = [];
+  let run: unknown[] = [];
+  const flush = () => {
+    out.push(...run.sort((a, b) => txOf(a).tx_id.localeCompare(txOf(b).tx_id)));
+    run = [];
+  };
+  for (const item of items) {
+    if (run.length > 0 && key(txOf(run[0])) !== key(txOf(item))) flush();
+    run.push(item);
+  }
+  flush();
+  return out;
 }
 
 interface RecordResult {
@@ -236,6 +304,12 @@ export interface FixtureRun {
   results: RecordResult[];
 }
 
+/** The beyond golden of a fixture (`beyond/<fixture>`, `generated/<chain>-beyond`), when it has one. */
+function beyondGoldenOf(fixture: string): string | undefined {
+  const names = beyondGoldenNames();
+  return [`beyond/${fixture}`, `${fixture}-beyond`].find((name) => names.includes(name));
+}
+
 /** Replays a fixture into a fresh database of the engine and compares every golden record of the families. */
 export async function runFixture(
   fixture: string,
@@ -244,7 +318,10 @@ export async function runFixture(
 ): Promise<FixtureRun> {
   const { app, close } = await startTestApi({ engine, fixture, apiVersion: 'conformance' });
   try {
-    const golden = loadGolden(fixture);
+    const beyond = families.some((f) => (BEYOND_FAMILIES as readonly Family[]).includes(f))
+      ? beyondGoldenOf(fixture)
+      : undefined;
+    const golden = [...loadGolden(fixture), ...(beyond ? loadGolden(beyond) : [])];
     const context = goldenContext(golden);
     const records = golden.filter((r) => families.includes(familyOf(r.path)));
     const results: RecordResult[] = [];
@@ -253,6 +330,17 @@ export async function runFixture(
   } finally {
     await close();
   }
+}
+
+/** How many records of each family a run compared. */
+export function recordsPerFamily(
+  run: FixtureRun,
+  families: readonly Family[],
+): Partial<Record<Family, number>> {
+  const counts: Partial<Record<Family, number>> = {};
+  for (const r of run.results)
+    if (families.includes(r.family)) counts[r.family] = (counts[r.family] ?? 0) + 1;
+  return counts;
 }
 
 /** A table per fixture and family: records, matching, differing; then the first differences. */
@@ -265,7 +353,7 @@ export function formatReport(runs: FixtureRun[], maxDifferences = 5): string {
     );
     const byFamily = new Map<Family, RecordResult[]>();
     for (const r of run.results) byFamily.set(r.family, [...(byFamily.get(r.family) ?? []), r]);
-    for (const family of FAMILIES) {
+    for (const family of [...FAMILIES, ...BEYOND_FAMILIES]) {
       const results = byFamily.get(family);
       if (!results) continue;
       const ok = results.filter((r) => r.ok).length;

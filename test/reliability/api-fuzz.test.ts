@@ -201,6 +201,20 @@ const QUERY_KEYS = [
   'event_limit',
   'event_offset',
   'exclude_function_args',
+  'cursor',
+  'type',
+  'sender_address',
+  'recipient_address',
+  'address',
+  'order_by',
+  'order',
+  'principal',
+  'asset_identifiers',
+  'tx_metadata',
+  'include_metadata',
+  'include_mempool',
+  'block_height',
+  'block_hash',
 ];
 
 function requestArb(known: Known): fc.Arbitrary<InjectOptions & { url: string }> {
@@ -216,6 +230,23 @@ function requestArb(known: Known): fc.Arbitrary<InjectOptions & { url: string }>
     value.map((p) => `/extended/v1/address/${p}/transactions_with_transfers`),
     fc.tuple(value, value).map(([p, t]) => `/extended/v1/address/${p}/${t}/with_transfers`),
     value.map((h) => `/extended/v1/block/by_burn_block_height/${h}`),
+    value.map((p) => `/extended/v2/addresses/${p}/transactions`),
+    fc.tuple(value, value).map(([p, t]) => `/extended/v2/addresses/${p}/transactions/${t}/events`),
+    value.map((p) => `/extended/v1/address/${p}/nonces`),
+    value.map((p) => `/extended/v1/address/${p}/stx`),
+    value.map((p) => `/extended/v2/addresses/${p}/balances/stx`),
+    value.map((p) => `/extended/v2/addresses/${p}/balances/ft`),
+    fc.constant('/extended/v1/tx'),
+    fc.constant('/extended/v1/tx/mempool'),
+    value.map((p) => `/extended/v1/address/${p}/mempool`),
+    fc.constant('/extended/v1/tokens/nft/holdings'),
+    value.map((c) => `/extended/v1/contract/${c}`),
+    value.map((id) => `/extended/v1/search/${id}`),
+    fc.constant('/extended/v2/blocks'),
+    value.map((h) => `/extended/v2/blocks/${h}/transactions`),
+    fc.constant('/extended/v2/burn-blocks'),
+    value.map((h) => `/extended/v2/burn-blocks/${h}`),
+    value.map((h) => `/extended/v2/burn-blocks/${h}/blocks`),
     // paths that exist nowhere, or almost exist
     fc.array(value, { minLength: 0, maxLength: 6 }).map((parts) => `/${parts.join('/')}`),
     fc.array(value, { maxLength: 3 }).map((parts) => `/extended/v1/${parts.join('/')}`),
@@ -295,6 +326,7 @@ const ERROR_KEYS = new Set(['statusCode', 'code', 'error', 'message']);
 /** Why an answer breaks the rules, or null. */
 function violation(
   method: string,
+  path: string,
   status: number,
   headers: Record<string, unknown>,
   body: string,
@@ -309,6 +341,13 @@ function violation(
     json = JSON.parse(body) as Record<string, unknown>;
   } catch {
     return `error ${status} body does not parse: ${body.slice(0, 200)}`;
+  }
+  // a search that finds nothing answers the original's own 404 body (docs/upstream.md C.17)
+  if (status === 404 && path.startsWith('/extended/v1/search/') && json.found === false) {
+    const kind = (json.result as { entity_type?: unknown } | undefined)?.entity_type;
+    return typeof kind === 'string' && typeof json.error === 'string'
+      ? null
+      : `bad search 404: ${body.slice(0, 200)}`;
   }
   if (json.statusCode !== status) return `error body statusCode ${String(json.statusCode)} for ${status}`;
   if (typeof json.error !== 'string' || typeof json.message !== 'string')
@@ -346,7 +385,7 @@ for (const engine of testEngines(import.meta.url)) {
         const res = await app.inject(req);
         count++;
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-        const problem = violation(String(req.method), res.statusCode, res.headers, res.body);
+        const problem = violation(String(req.method), req.url, res.statusCode, res.headers, res.body);
         if (problem) throw new Error(`${req.method} ${req.url.slice(0, 400)} → ${problem}`);
       };
       const requests = requestArb(known);

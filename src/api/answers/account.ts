@@ -48,7 +48,7 @@ export const TX_LIMIT_MAX = 50;
 /** A tx with transfers as the bench chains answer it (~2.4 KB), with its URL and tag. */
 const TX_WITH_TRANSFERS_TYPICAL_BYTES = 2600;
 
-interface AtBlock {
+export interface AtBlock {
   unanchored: boolean;
   until_block?: string;
 }
@@ -78,11 +78,21 @@ function scopeRequest(query: AtBlock): ScopeRequest {
 }
 
 /** A tx id as its schema lets it through (`0x` optional, any case) → the stored form, 0x and lowercase. */
-function storedTxId(value: string): string {
+export function storedTxId(value: string): string {
   return `0x${value.replace(/^0x/, '').toLowerCase()}`;
 }
 
 const writeBalances = serializerOf(AddressBalances);
+
+/** The balances at the tip or as of a block; the pending mempool totals only at the tip (A.1). */
+export async function balancesAsOf(store: Store, principal: string, query: AtBlock, tip: number) {
+  const at = scopeRequest(query);
+  const scope = await resolveScope(store.sql, at, tip);
+  const found = await getAccountBalances(store.sql, principal, scope, {
+    withPending: !('untilHeight' in at || 'untilHash' in at),
+  });
+  return balancesJson(found, scope.height);
+}
 
 // eslint-disable-next-line max-lines-per-function -- a factory: the caches of the resource and the answer functions sharing them, each under 80 lines
 export function accountAnswers(store: Store) {
@@ -131,12 +141,8 @@ export function accountAnswers(store: Store) {
   async function balances(asked: Asked, principal: string, query: AtBlock): Promise<Answer> {
     const { tag, tip } = await tagged(true);
     if (tag !== null && holds(asked, tag)) return notModified(tag);
-    const at = scopeRequest(query);
-    const scope = await resolveScope(store.sql, at, tip);
-    const found = await getAccountBalances(store.sql, principal, scope, {
-      withPending: !('untilHeight' in at || 'untilHash' in at),
-    });
-    return jsonAnswer(writeBalances(balancesJson(found, scope.height)), tag ?? undefined, true);
+    const found = await balancesAsOf(store, principal, query, tip);
+    return jsonAnswer(writeBalances(found), tag ?? undefined, true);
   }
 
   /** A page of the principal's txs, newest first, each with the transfers it takes part in. */

@@ -9,9 +9,9 @@ import type { AnswerCache, CacheState } from '../cache/answer-cache.js';
  */
 export type JsonText = string | Buffer;
 
-/** A body with its status: 200, or the readiness report's 503. */
+/** A body with its status: 200, a search's 404 (its own shape), or the readiness report's 503. */
 export interface Body {
-  status: 200 | 503;
+  status: 200 | 404 | 503;
   body: JsonText;
   /** the version of the answer (an unquoted ETag): sent with `Cache-Control: no-cache`; none → `no-store` */
   etag?: string;

@@ -42,6 +42,11 @@ function addSponsor(out: { sponsor_nonce?: number; sponsor_address?: string }, t
 export interface RenderOptions {
   /** Omit `contract_call.function_args` (the `exclude_function_args` query parameter). */
   excludeFunctionArgs?: boolean;
+  /**
+   * Leave a contract call as the tx carries it: no signature, no argument names. The original's v2 address
+   * and block transaction lists do not read the called contract's ABI (docs/upstream.md C.0).
+   */
+  withoutAbi?: boolean;
 }
 
 /** Adds the type's member (`token_transfer`, `contract_call`...); a contract call takes its signature and
@@ -50,7 +55,10 @@ function addTypePayload(out: Record<string, unknown>, tx: DecodedFields, options
   const payload = tx.payload;
   const call = payload.contract_call as ContractCallJson | undefined;
   if (call) {
-    const rendered = tx.function_abi ? applyAbiToContractCall(call, { functions: [tx.function_abi] }) : call;
+    const rendered =
+      tx.function_abi && !options.withoutAbi
+        ? applyAbiToContractCall(call, { functions: [tx.function_abi] })
+        : call;
     out.contract_call = options.excludeFunctionArgs
       ? {
           contract_id: rendered.contract_id,

@@ -128,7 +128,9 @@ export const ORIGINAL_API_ROUTES = [
  */
 export function registerUnservedRoutes(app: FastifyInstance) {
   for (const url of ORIGINAL_API_ROUTES) {
-    if (app.hasRoute({ method: 'GET', url })) continue;
+    // the router ignores a trailing slash: `/extended/v2/blocks/` is our `/extended/v2/blocks`
+    const bare = url.length > 1 ? url.replace(/\/$/, '') : url;
+    if (app.hasRoute({ method: 'GET', url }) || app.hasRoute({ method: 'GET', url: bare })) continue;
     app.get(url, { schema: { hide: true } }, (_request, reply) => reply.callNotFound());
   }
 }

@@ -3,7 +3,7 @@ import { Transaction } from './transactions.js';
 
 // Accounts: balances (contract 2.1), transactions with transfers (2.4, 2.12); docs/upstream.md A.1, A.8, A.9.
 
-const StxBalance = Type.Object({
+export const StxBalance = Type.Object({
   balance: Type.String({ description: 'received − sent − fees + miner rewards (locked STX included)' }),
   total_miner_rewards_received: Type.String(),
   lock_tx_id: Type.String({ description: '"" when nothing is locked' }),
@@ -35,7 +35,7 @@ const NftBalance = Type.Object({
   total_received: Type.String(),
 });
 
-const TokenOfferingLocked = Type.Object({
+export const TokenOfferingLocked = Type.Object({
   total_locked: Type.String(),
   total_unlocked: Type.String(),
   unlock_schedule: Type.Array(Type.Object({ amount: Type.String(), block_height: Type.Integer() })),

@@ -51,7 +51,7 @@ function remembered(isValid: (value: string) => boolean, max = 10_000): (value: 
 const validAddress = remembered(isValidStacksAddress);
 
 /** Why a string is not a principal (an address, or `<address>.<contract name>`), or null. */
-function principalProblem(principal: string): string | null {
+export function principalProblem(principal: string): string | null {
   const dot = principal.indexOf('.');
   const address = dot < 0 ? principal : principal.slice(0, dot);
   if (!validAddress(address)) return `"${address}" ${C32_PROBLEM}`;

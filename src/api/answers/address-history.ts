@@ -1,0 +1,57 @@
+import { NotFoundError } from '../../errors.js';
+import { listAddressTransactions, listAddressTxEvents } from '../../store/read/address-history.js';
+import { cachedChainState } from '../../store/read/chain-state.js';
+import type { Store } from '../../store/store.js';
+import { addressTransactionEvent, addressTransactionsPage } from '../render/address-history.js';
+import { pageOf } from '../render/pages.js';
+import { serializerOf } from '../render/serializer.js';
+import { getAddressTransactionEventsRoute, getAddressTransactionsRoute } from '../schemas/v2-addresses.js';
+import { storedTxId } from './account.js';
+import { holds, jsonAnswer, notModified, type Answer, type Asked } from './answer.js';
+import { chainTag } from './tags.js';
+
+// GET /extended/v2/addresses/{address}/transactions and its /{tx_id}/events (docs/upstream.md C.9, C.10). Both
+// read canonical rows with an unconfirmed microblock stream's, so both are tagged by the tip and its
+// microblock: a client holding the tag gets its 304 before any read. Not cached: a page is read by index
+// ranges whatever the offset (store/read/address-history.ts).
+
+interface PageQuery {
+  limit: number;
+  offset: number;
+}
+
+const writeTransactions = serializerOf(getAddressTransactionsRoute.schema.response[200]);
+const writeEvents = serializerOf(getAddressTransactionEventsRoute.schema.response[200]);
+
+export function addressHistoryAnswers(store: Store) {
+  async function tag() {
+    return chainTag(await cachedChainState(store), { withMempool: false }) ?? undefined;
+  }
+
+  /** A page of the principal's transactions, newest first, with its part in each. */
+  async function transactions(
+    asked: Asked,
+    principal: string,
+    query: PageQuery & { exclude_function_args: boolean },
+  ): Promise<Answer> {
+    const etag = await tag();
+    if (etag !== undefined && holds(asked, etag)) return notModified(etag);
+    const page = await listAddressTransactions(store.sql, principal, query);
+    const body = addressTransactionsPage(page, query, principal, {
+      excludeFunctionArgs: query.exclude_function_args,
+    });
+    return jsonAnswer(writeTransactions(body), etag);
+  }
+
+  /** The STX, FT and NFT events of one tx that the principal sent or received. */
+  async function events(asked: Asked, principal: string, txId: string, query: PageQuery): Promise<Answer> {
+    const etag = await tag();
+    if (etag !== undefined && holds(asked, etag)) return notModified(etag);
+    const page = await listAddressTxEvents(store.sql, principal, storedTxId(txId), query);
+    if (!page.found) throw new NotFoundError('Transaction not found');
+    const body = pageOf(query, page.total, page.events.map(addressTransactionEvent));
+    return jsonAnswer(writeEvents(body), etag);
+  }
+
+  return { transactions, events };
+}
