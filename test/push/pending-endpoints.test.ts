@@ -12,10 +12,11 @@ import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
 import { Received, TEST_PUSH_LIMITS } from './support.js';
 
-// The topics whose payload is the JSON of a read route this API does not serve yet: the transport, the
+// The topics whose payload is the JSON of a read route served after the push channels were: the transport, the
 // subscription and the event's detection are in place, and each payload asks its route (src/push/payloads.ts:
-// blockPayload, microblockPayload, addressBalancePayload). Until the route answers, nothing is pushed and the
-// test fails (marked todo); once it does, the test passes unchanged.
+// blockPayload, microblockPayload, addressBalancePayload). Until a route answers, nothing is pushed and its
+// test fails (marked todo: block and microblock, whose v1 routes are not served yet); once it does, the test
+// passes unchanged and loses its mark, as address_balance_update did.
 
 after(stopOwnCluster);
 
@@ -85,21 +86,17 @@ for (const engine of testEngines(import.meta.url)) {
       },
     );
 
-    test(
-      'address_balance_update: GET /extended/v1/address/{principal}/stx',
-      { todo: 'that route is not served yet' },
-      async () => {
-        const fromWs = new Received<unknown>();
-        const fromIo = new Received<unknown[]>();
-        await ws.subscribeAddressBalanceUpdates(alice, fromWs.push);
-        io.socket.on(`address-stx-balance:${alice}` as never, (...args: unknown[]) => fromIo.push(args));
-        await ioSubscribed(`address-stx-balance:${alice}`);
-        const tx = await transferTx({ from: 'alice', to: bob, amount: 100, fee: 300, nonce: 0 });
-        await api.chain.block({ txs: [{ tx, events: [ev.stxTransfer(alice, bob, 100)] }] });
-        const expected = await answer(`/extended/v1/address/${alice}/stx`);
-        assert.deepEqual(await fromWs.atLeast(1, WAIT_MS), [{ address: alice, ...expected }]);
-        assert.deepEqual(await fromIo.atLeast(1, WAIT_MS), [[alice, expected]]);
-      },
-    );
+    test('address_balance_update: GET /extended/v1/address/{principal}/stx', async () => {
+      const fromWs = new Received<unknown>();
+      const fromIo = new Received<unknown[]>();
+      await ws.subscribeAddressBalanceUpdates(alice, fromWs.push);
+      io.socket.on(`address-stx-balance:${alice}` as never, (...args: unknown[]) => fromIo.push(args));
+      await ioSubscribed(`address-stx-balance:${alice}`);
+      const tx = await transferTx({ from: 'alice', to: bob, amount: 100, fee: 300, nonce: 0 });
+      await api.chain.block({ txs: [{ tx, events: [ev.stxTransfer(alice, bob, 100)] }] });
+      const expected = await answer(`/extended/v1/address/${alice}/stx`);
+      assert.deepEqual(await fromWs.atLeast(1, WAIT_MS), [{ address: alice, ...expected }]);
+      assert.deepEqual(await fromIo.atLeast(1, WAIT_MS), [[alice, expected]]);
+    });
   });
 }
