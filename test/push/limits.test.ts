@@ -69,9 +69,10 @@ for (const engine of testEngines(import.meta.url)) {
   describe(`live push limits (${engine})`, () => {
     let api: TestApi;
     const counters = new PushCounters();
-    const open: { close(): void }[] = [];
+    const open: { close(): unknown }[] = [];
     after(async () => {
-      for (const c of open) c.close();
+      // newest first and awaited: a server sharing api's store stops its feed before that store closes
+      for (const c of open.reverse()) await c.close();
       await api?.close();
     });
 
@@ -184,7 +185,7 @@ for (const engine of testEngines(import.meta.url)) {
         listen: true,
         push: { limits: { ...LIMITS, pingIntervalMs: 600_000 }, counters: quiet },
       });
-      open.push({ close: () => void rarePings.close() });
+      open.push(rarePings);
       // contract deploys of 90 kB each: their mempool events fill the kernel's buffers (a few MB on
       // loopback), then the server's bound
       const code = `;; ${'x'.repeat(90_000)}\n(define-read-only (f) u1)`;
