@@ -14,7 +14,7 @@ after(stopOwnCluster);
 
 const SIZES = {
   postgres: { blocks: Number(process.env.CRASH_BLOCKS ?? 1_000), randomKills: 5 },
-  pglite: { blocks: 150, randomKills: 2 },
+  pglite: { blocks: 100, randomKills: 2 },
 };
 
 for (const engine of testEngines(import.meta.url)) {
