@@ -1,7 +1,6 @@
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
 import { resolveScope } from '../../store/read/account-scope.js';
 import { getAccountBalances } from '../../store/read/balances.js';
-import { cachedChainState } from '../../store/read/chain-state.js';
 import { listFtBalances } from '../../store/read/ft-balances.js';
 import { getNonces, getNoncesAt } from '../../store/read/nonces.js';
 import type { Store } from '../../store/store.js';
@@ -18,7 +17,7 @@ import { getAccountNoncesRoute } from '../schemas/nonces.js';
 import { MAX_INT } from '../schemas/params.js';
 import { balancesAsOf, type AtBlock } from './account.js';
 import { holds, jsonAnswer, notModified, type Answer, type Asked } from './answer.js';
-import { chainTag } from './tags.js';
+import { chainTagAtTip } from './tags.js';
 
 // An account's state per asset kind, and its nonces: GET /extended/v1/address/{principal}/stx,
 // /extended/v2/addresses/{principal}/balances/stx and /ft, and /extended/v1/address/{principal}/nonces
@@ -33,11 +32,7 @@ const writeNonces = serializerOf(getAccountNoncesRoute.schema.response[200]);
 
 // eslint-disable-next-line max-lines-per-function -- a factory: the answer functions of the family and what they share, each under 80 lines
 export function accountStateAnswers(store: Store) {
-  /** The tag of the answers (null before the first block: untagged), and the tip height they are read at. */
-  async function tagged(withMempool: boolean) {
-    const chain = await cachedChainState(store);
-    return { tag: chainTag(chain, { withMempool }), tip: chain.block_height };
-  }
+  const tagged = (withMempool: boolean) => chainTagAtTip(store, withMempool);
 
   /** The `stx` member of the balances, with the vesting schedule when there is one (C.12). */
   async function stxBalance(asked: Asked, principal: string, query: AtBlock): Promise<Answer> {

@@ -9,7 +9,6 @@ import {
   type AccountTxKey,
 } from '../../store/read/account-txs.js';
 import { getAccountBalances } from '../../store/read/balances.js';
-import { cachedChainState } from '../../store/read/chain-state.js';
 import { batchedMinedTxReadsByKey } from '../../store/read/txs.js';
 import type { Store } from '../../store/store.js';
 import { AnswerCache } from '../cache/answer-cache.js';
@@ -25,7 +24,7 @@ import { serializerOf } from '../render/serializer.js';
 import { AddressBalances } from '../schemas/addresses.js';
 import { MAX_INT } from '../schemas/params.js';
 import { holds, jsonAnswer, notModified, type Answer, type Asked } from './answer.js';
-import { chainTag, tipState } from './tags.js';
+import { chainTagAtTip, tipState } from './tags.js';
 
 // GET /extended/v1/address/{principal}/balances, /transactions_with_transfers and /{tx_id}/with_transfers
 // (docs/upstream.md A.0, A.1, A.8, A.9). A contract id works wherever an address does. Every answer is tagged by
@@ -128,11 +127,7 @@ export function accountAnswers(store: Store) {
     minedTx: batchedMinedTxReadsByKey(() => store.sql),
   };
 
-  /** The tag of the answers (null before the first block: untagged), and the tip height they are read at. */
-  async function tagged(withMempool: boolean) {
-    const chain = await cachedChainState(store);
-    return { tag: chainTag(chain, { withMempool }), tip: chain.block_height };
-  }
+  const tagged = (withMempool: boolean) => chainTagAtTip(store, withMempool);
 
   /**
    * STX (with lock state and pending mempool totals), fungible and non-fungible token balances, at the tip or as

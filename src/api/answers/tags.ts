@@ -21,6 +21,15 @@ export function chainTag(state: ChainState, options: { withMempool: boolean }): 
     : tipAndMicroblock(state);
 }
 
+/**
+ * The chain tag of answers read at the tip (null before the first block: untagged), and the tip's height they
+ * are read at: the address routes'.
+ */
+export async function chainTagAtTip(store: Store, withMempool: boolean) {
+  const chain = await cachedChainState(store);
+  return { tag: chainTag(chain, { withMempool }), tip: chain.block_height };
+}
+
 /** The upstream tag of answers that change with the tip: its microblock, else its index block hash. */
 export function tipTag(state: ChainState): string | null {
   return state.block_height > 0 ? state.microblock_hash || state.index_block_hash : null;
