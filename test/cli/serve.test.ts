@@ -20,6 +20,10 @@ import { baseUrlOf } from '../support/http.js';
 import { freePort } from '../support/postgres.js';
 import { serveConfig, serveEnv, TESTNET } from '../support/serve-config.js';
 import { fixtureFile } from '../support/shared.js';
+import { poll } from '../support/poll.js';
+
+/** Every 100 ms, for 60 s at most. */
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>) => poll(what, probe, { everyMs: 100 });
 
 // Run modes and graceful shutdown, on PostgreSQL (a child process needs a database it can reach by URL).
 
@@ -48,20 +52,6 @@ const post = (base: string, m: RecordedMessage) =>
   });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 /** Resolves true when a TCP connection to the port is refused. */
 /**

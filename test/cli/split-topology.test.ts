@@ -4,8 +4,9 @@ import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { listMigrations } from '../../src/store/migrate.js';
 import { freePort, startPostgres, startReplica, type TestPostgres } from '../support/postgres.js';
-import { sleep, startServe, type ServeProcess } from '../support/serve-process.js';
+import { startServe, type ServeProcess } from '../support/serve-process.js';
 import { fixtureFile } from '../support/shared.js';
+import { poll } from '../support/poll.js';
 
 // Split topology with real processes: `serve --write-only` on the PostgreSQL primary, `serve --read-only`
 // on a streaming replica. A replica does not replay NOTIFY, so the reader learns of a new tip from its own
@@ -31,16 +32,6 @@ after(async () => {
   await replica?.stop();
   await primary?.stop();
 });
-
-async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 async function latest(api: string, ifNoneMatch?: string) {
   const res = await fetch(`${api}/extended/v2/blocks/latest`, {

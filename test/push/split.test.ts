@@ -6,8 +6,9 @@ import { openDatabase, type Database } from '../../src/store/db.js';
 import { listMigrations } from '../../src/store/migrate.js';
 import { addressOf, ev, observerPoster, TestChain, transferTx } from '../support/chain.js';
 import { freePort, startPostgres, startReplica, type TestPostgres } from '../support/postgres.js';
-import { sleep, startServe, type ServeProcess } from '../support/serve-process.js';
+import { startServe, type ServeProcess } from '../support/serve-process.js';
 import { Received } from './support.js';
+import { poll } from '../support/poll.js';
 
 // Live push in a split deployment, with real processes: `serve --write-only` ingests on the PostgreSQL
 // primary; one `serve --read-only` reads the primary (it hears the writer's NOTIFY), another reads a
@@ -30,16 +31,6 @@ after(async () => {
   await replica?.stop();
   await primary?.stop();
 });
-
-async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 describe('live push in a split deployment', () => {
   test('readers on the primary and on a replica push what the writer ingested', async () => {

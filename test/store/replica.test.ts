@@ -12,22 +12,17 @@ import { baseUrlOf } from '../support/http.js';
 import { freePort, startPostgres, startReplica, type TestPostgres } from '../support/postgres.js';
 import { serveConfig, TESTNET } from '../support/serve-config.js';
 import { fixtureFile } from '../support/shared.js';
+import { poll as pollEvery } from '../support/poll.js';
+
+/** Every 50 ms, for 30 s at most. */
+const poll = <T>(what: string, probe: () => Promise<T | undefined>) =>
+  pollEvery(what, probe, { timeoutMs: 30_000, everyMs: 50 });
 
 // One writer, one reader on a streaming replica, as docs/deploy.md describes: a PostgreSQL primary and a
 // hot standby made from a copy of its data directory (support/postgres.ts), a `serve --write-only` process ingesting into the primary, and a
 // `serve --read-only` process reading from the replica. The data shows up on the reader.
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 const getJson = async (url: string, headers: Record<string, string> = {}) => {
   const res = await fetch(url, { headers });
