@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import type { Sql } from '../../src/store/db.js';
 import { EventKind } from '../../src/store/schema/codes.js';
 import { accountTxRows, batchedAccountTxReads, readAccountTx } from '../../src/store/read/account-txs.js';
 import { batchedMinedTxReadsByKey, findMinedTxByKey, type MinedTxRowKey } from '../../src/store/read/txs.js';
-import { sameAnswersTogetherAndAlone, startTestApi } from '../support/api.js';
+import { sameAnswersTogetherAndAlone, startTestApi, type TestApi } from '../support/api.js';
 import { openTestDatabase, stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
 
@@ -73,153 +73,141 @@ async function pairsOf(sql: Sql, limit: number): Promise<Pair[]> {
 for (const engine of testEngines(import.meta.url)) {
   for (const [fixture, severalTransfers] of FIXTURES) {
     describe(`account tx reads batched per turn (${fixture}, ${engine})`, () => {
+      // The store reads below only read: one ingest of the fixture serves them all.
+      let api: TestApi;
+      before(async () => {
+        api = await startTestApi({ engine, fixture });
+      });
+      after(() => api?.close());
+
       test('give the rows accountTxRows gives, for every (principal, tx) pair, in one statement per batch', async () => {
-        const api = await startTestApi({ engine, fixture });
-        try {
-          const { store } = api;
-          const pairs = await pairsOf(store.sql, 1500);
-          assert.ok(pairs.length >= 50, `${fixture} has principal index rows (${pairs.length})`);
-          let batches = 0;
-          const read = batchedAccountTxReads(() => {
-            batches += 1;
-            return store.sql;
-          });
-          // every pair asked twice in one turn: one batch, one statement
-          const asked = [...pairs, ...pairs];
-          const together = await Promise.all(asked.map((p) => read(p.principal, p.txId)));
-          assert.equal(batches, 1, 'one statement for the batch');
-          let found = 0;
-          let notFound = 0;
-          let transfers = 0;
-          let multiTransfer = 0;
-          for (const [i, { principal, txId }] of asked.entries()) {
-            const alone = [...(await accountTxRows(store.sql, principal, txId))];
-            assert.deepEqual(withoutOrd(together[i]), alone, `${principal} in ${txId}`);
-            if (alone.length === 0) notFound += 1;
-            else found += 1;
-            const withTransfer = alone.filter((r) => r.event_index !== null).length;
-            transfers += withTransfer;
-            if (withTransfer > 1) multiTransfer += 1;
-          }
-          // the comparison covered found pairs, pairs with several transfers (their order), and pairs found nowhere
-          assert.ok(found > pairs.length, `pairs found (${found})`);
-          assert.ok(notFound >= 4, `pairs not found (${notFound})`);
-          assert.ok(transfers > 10, `transfers compared (${transfers})`);
-          assert.equal(
-            multiTransfer,
-            severalTransfers * 2,
-            'pairs with several transfers (each asked twice)',
-          );
-          // a read alone in its turn
-          batches = 0;
-          const [first] = pairs;
-          assert.deepEqual(
-            [...(await read(first.principal, first.txId))],
-            [...(await accountTxRows(store.sql, first.principal, first.txId))],
-          );
-          assert.equal(batches, 1);
-        } finally {
-          await api.close();
+        const { store } = api;
+        const pairs = await pairsOf(store.sql, 1500);
+        assert.ok(pairs.length >= 50, `${fixture} has principal index rows (${pairs.length})`);
+        let batches = 0;
+        const read = batchedAccountTxReads(() => {
+          batches += 1;
+          return store.sql;
+        });
+        // every pair asked twice in one turn: one batch, one statement
+        const asked = [...pairs, ...pairs];
+        const together = await Promise.all(asked.map((p) => read(p.principal, p.txId)));
+        assert.equal(batches, 1, 'one statement for the batch');
+        let found = 0;
+        let notFound = 0;
+        let transfers = 0;
+        let multiTransfer = 0;
+        for (const [i, { principal, txId }] of asked.entries()) {
+          const alone = [...(await accountTxRows(store.sql, principal, txId))];
+          assert.deepEqual(withoutOrd(together[i]), alone, `${principal} in ${txId}`);
+          if (alone.length === 0) notFound += 1;
+          else found += 1;
+          const withTransfer = alone.filter((r) => r.event_index !== null).length;
+          transfers += withTransfer;
+          if (withTransfer > 1) multiTransfer += 1;
         }
+        // the comparison covered found pairs, pairs with several transfers (their order), and pairs found nowhere
+        assert.ok(found > pairs.length, `pairs found (${found})`);
+        assert.ok(notFound >= 4, `pairs not found (${notFound})`);
+        assert.ok(transfers > 10, `transfers compared (${transfers})`);
+        assert.equal(multiTransfer, severalTransfers * 2, 'pairs with several transfers (each asked twice)');
+        // a read alone in its turn
+        batches = 0;
+        const [first] = pairs;
+        assert.deepEqual(
+          [...(await read(first.principal, first.txId))],
+          [...(await accountTxRows(store.sql, first.principal, first.txId))],
+        );
+        assert.equal(batches, 1);
       });
 
       test('read with the mined row: the same rows plus the record findMinedTxByKey gives, batched and alone', async () => {
-        const api = await startTestApi({ engine, fixture });
-        try {
-          const { store } = api;
-          const pairs = await pairsOf(store.sql, 1500);
-          let batches = 0;
-          const read = batchedAccountTxReads(() => {
-            batches += 1;
-            return store.sql;
-          });
-          // asked with and without the row in one turn: one statement each
-          const [withRows, withoutRows] = await Promise.all([
-            Promise.all(pairs.map((p) => read(p.principal, p.txId, true))),
-            Promise.all(pairs.map((p) => read(p.principal, p.txId))),
-          ]);
-          assert.equal(batches, 2, 'one statement per kind of read');
-          let found = 0;
-          let withAbi = 0;
-          for (const [i, { principal, txId }] of pairs.entries()) {
-            const alone = [...(await accountTxRows(store.sql, principal, txId, true))];
-            assert.deepEqual(withoutOrd(withRows[i]), alone, `${principal} in ${txId}`);
-            // the columns of the read without the row: the same values (key, event count, transfers)
-            const without = await accountTxRows(store.sql, principal, txId);
-            assert.deepEqual(withoutOrd(withoutRows[i]), [...without]);
-            assert.equal(alone.length, without.length);
-            for (const [j, row] of without.entries()) {
-              const asRead = alone[j] as Record<string, unknown>;
-              assert.deepEqual(
-                Object.fromEntries(Object.keys(row).map((column) => [column, asRead[column]])),
-                { ...row },
-                `${principal} in ${txId}, row ${j}`,
-              );
-            }
-            // the whole answer: the mined record from the first statement, as findMinedTxByKey reads it
-            const parts = await readAccountTx(store.sql, principal, txId, undefined, { rowWithKey: true });
-            assert.deepEqual(parts, await readAccountTx(store.sql, principal, txId));
-            if (parts) {
-              found += 1;
-              assert.deepEqual(parts.tx, await findMinedTxByKey(store.sql, parts.key, null));
-              if (parts.tx?.function_abi) withAbi += 1;
-            }
+        const { store } = api;
+        const pairs = await pairsOf(store.sql, 1500);
+        let batches = 0;
+        const read = batchedAccountTxReads(() => {
+          batches += 1;
+          return store.sql;
+        });
+        // asked with and without the row in one turn: one statement each
+        const [withRows, withoutRows] = await Promise.all([
+          Promise.all(pairs.map((p) => read(p.principal, p.txId, true))),
+          Promise.all(pairs.map((p) => read(p.principal, p.txId))),
+        ]);
+        assert.equal(batches, 2, 'one statement per kind of read');
+        let found = 0;
+        let withAbi = 0;
+        for (const [i, { principal, txId }] of pairs.entries()) {
+          const alone = [...(await accountTxRows(store.sql, principal, txId, true))];
+          assert.deepEqual(withoutOrd(withRows[i]), alone, `${principal} in ${txId}`);
+          // the columns of the read without the row: the same values (key, event count, transfers)
+          const without = await accountTxRows(store.sql, principal, txId);
+          assert.deepEqual(withoutOrd(withoutRows[i]), [...without]);
+          assert.equal(alone.length, without.length);
+          for (const [j, row] of without.entries()) {
+            const asRead = alone[j] as Record<string, unknown>;
+            assert.deepEqual(
+              Object.fromEntries(Object.keys(row).map((column) => [column, asRead[column]])),
+              { ...row },
+              `${principal} in ${txId}, row ${j}`,
+            );
           }
-          assert.ok(found >= pairs.length / 2, `pairs found (${found} of ${pairs.length})`);
-          if (fixture === 'generated/gen-small') assert.ok(withAbi > 0, `rows with an ABI (${withAbi})`);
-        } finally {
-          await api.close();
+          // the whole answer: the mined record from the first statement, as findMinedTxByKey reads it
+          const parts = await readAccountTx(store.sql, principal, txId, undefined, { rowWithKey: true });
+          assert.deepEqual(parts, await readAccountTx(store.sql, principal, txId));
+          if (parts) {
+            found += 1;
+            assert.deepEqual(parts.tx, await findMinedTxByKey(store.sql, parts.key, null));
+            if (parts.tx?.function_abi) withAbi += 1;
+          }
         }
+        assert.ok(found >= pairs.length / 2, `pairs found (${found} of ${pairs.length})`);
+        if (fixture === 'generated/gen-small') assert.ok(withAbi > 0, `rows with an ABI (${withAbi})`);
       });
 
       test('mined rows by key give what findMinedTxByKey gives, for every row key, in one statement per batch', async () => {
-        const api = await startTestApi({ engine, fixture });
-        try {
-          const { store } = api;
-          const keys = await store.sql<MinedTxRowKey[]>`
-            SELECT DISTINCT tx_id, index_block_hash, microblock_hash FROM principal_txs
-            ORDER BY tx_id, index_block_hash, microblock_hash LIMIT 1500`;
-          assert.ok(keys.length >= 20, `${fixture} has principal index rows (${keys.length})`);
-          const [first] = keys;
-          const asked: MinedTxRowKey[] = [
-            ...keys,
-            ...keys,
-            {
-              tx_id: UNKNOWN_TX,
-              index_block_hash: first.index_block_hash,
-              microblock_hash: first.microblock_hash,
-            },
-            { ...first, index_block_hash: '0x' + '00'.repeat(32) },
-            { ...first, microblock_hash: '0x' + '11'.repeat(32) },
-          ];
-          let batches = 0;
-          const read = batchedMinedTxReadsByKey(() => {
-            batches += 1;
-            return store.sql;
-          });
-          // every key asked twice in one turn: one batch, one statement
-          const together = await Promise.all(asked.map((k) => read(k)));
-          assert.equal(batches, 1, 'one statement for the batch');
-          let found = 0;
-          let withAbi = 0;
-          for (const [i, key] of asked.entries()) {
-            const alone = await findMinedTxByKey(store.sql, key, null);
-            assert.deepEqual(together[i], alone, JSON.stringify(key));
-            if (alone) found += 1;
-            if (alone?.function_abi) withAbi += 1;
-          }
-          // rows of every key of the index (each asked twice), contract calls' ABIs, and 3 keys found nowhere
-          assert.equal(found, keys.length * 2, 'rows found');
-          assert.equal(asked.length - found, 3, 'keys not found');
-          // the generated chain calls the contracts it deploys: their ABIs were compared too
-          if (fixture === 'generated/gen-small') assert.ok(withAbi > 0, `rows with an ABI (${withAbi})`);
-          // a read alone in its turn
-          batches = 0;
-          assert.deepEqual(await read(first), await findMinedTxByKey(store.sql, first, null));
-          assert.equal(batches, 1);
-        } finally {
-          await api.close();
+        const { store } = api;
+        const keys = await store.sql<MinedTxRowKey[]>`
+          SELECT DISTINCT tx_id, index_block_hash, microblock_hash FROM principal_txs
+          ORDER BY tx_id, index_block_hash, microblock_hash LIMIT 1500`;
+        assert.ok(keys.length >= 20, `${fixture} has principal index rows (${keys.length})`);
+        const [first] = keys;
+        const asked: MinedTxRowKey[] = [
+          ...keys,
+          ...keys,
+          {
+            tx_id: UNKNOWN_TX,
+            index_block_hash: first.index_block_hash,
+            microblock_hash: first.microblock_hash,
+          },
+          { ...first, index_block_hash: '0x' + '00'.repeat(32) },
+          { ...first, microblock_hash: '0x' + '11'.repeat(32) },
+        ];
+        let batches = 0;
+        const read = batchedMinedTxReadsByKey(() => {
+          batches += 1;
+          return store.sql;
+        });
+        // every key asked twice in one turn: one batch, one statement
+        const together = await Promise.all(asked.map((k) => read(k)));
+        assert.equal(batches, 1, 'one statement for the batch');
+        let found = 0;
+        let withAbi = 0;
+        for (const [i, key] of asked.entries()) {
+          const alone = await findMinedTxByKey(store.sql, key, null);
+          assert.deepEqual(together[i], alone, JSON.stringify(key));
+          if (alone) found += 1;
+          if (alone?.function_abi) withAbi += 1;
         }
+        // rows of every key of the index (each asked twice), contract calls' ABIs, and 3 keys found nowhere
+        assert.equal(found, keys.length * 2, 'rows found');
+        assert.equal(asked.length - found, 3, 'keys not found');
+        // the generated chain calls the contracts it deploys: their ABIs were compared too
+        if (fixture === 'generated/gen-small') assert.ok(withAbi > 0, `rows with an ABI (${withAbi})`);
+        // a read alone in its turn
+        batches = 0;
+        assert.deepEqual(await read(first), await findMinedTxByKey(store.sql, first, null));
+        assert.equal(batches, 1);
       });
 
       for (const warm of [false, true]) {

@@ -309,7 +309,7 @@ describe('readiness against a database that does not answer', () => {
     const db = await openDatabase({
       url: `postgres://postgres@127.0.0.1:${port}/x`,
       // longer than the readiness timeout: it is /ready that must give up
-      connectTimeoutMs: 10_000,
+      connectTimeoutMs: 4_000,
       pgliteDir: '',
       poolMax: 1,
     });

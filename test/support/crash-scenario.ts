@@ -69,7 +69,7 @@ function distinctIndexes(
   return [...chosen].sort((a, b) => a - b);
 }
 
-export async function runCrashScenario(options: CrashScenarioOptions): Promise<CrashReport> {
+async function runCrashScenario(options: CrashScenarioOptions): Promise<CrashReport> {
   const started = performance.now();
   const { messages, report } = await generatedMessages({
     blocks: options.blocks,
@@ -201,4 +201,35 @@ export async function runCrashScenario(options: CrashScenarioOptions): Promise<C
     send,
     seconds: (performance.now() - started) / 1000,
   };
+}
+
+/** The chain length and random kills of a crash-safety run (20 txs a block). */
+export interface CrashSize {
+  blocks: number;
+  randomKills: number;
+}
+
+/** What a crash-safety test is called, at `size` on `engine`. */
+export const crashSafetyTitle = (engine: Engine, { blocks }: CrashSize) =>
+  `crash safety at ~${(blocks * 20).toLocaleString('en')} txs (${engine}): SIGKILLs while a chain is posted lose and double nothing`;
+
+/** Runs the scenario above at `size` on `engine` and checks its report. */
+export async function assertCrashSafe(engine: Engine, { blocks, randomKills }: CrashSize) {
+  const report = await runCrashScenario({
+    engine,
+    blocks,
+    accounts: 500,
+    txsPerBlock: 20,
+    seed: 'crash-soak',
+    randomKills,
+  });
+  console.log(`crash safety (${engine}): ${JSON.stringify(report)}`);
+  assert.equal(report.randomKills, randomKills);
+  assert.equal(report.inTransactionKills, 1);
+  assert.equal(report.afterCommitKills, 1);
+  assert.ok(report.txs >= blocks * 18, `${report.txs} txs`);
+  // The message killed inside its transaction was rolled back: its re-delivery applied it. The one killed after
+  // its COMMIT was already in: its re-delivery was a duplicate.
+  assert.ok((report.send.outcomesAfterRetry.applied ?? 0) >= 1, JSON.stringify(report.send));
+  assert.ok((report.send.outcomesAfterRetry.duplicate ?? 0) >= 1, JSON.stringify(report.send));
 }
