@@ -41,6 +41,11 @@ export interface DatabaseOptions {
    * there): this thread's connections go to that session (the ingest thread, ingest-thread.ts).
    */
   pglitePort?: MessagePort;
+  /**
+   * In memory (`memory://`): the dump of a data directory (PGlite's `dumpDataDir`) to start from instead of
+   * creating a cluster; the tests start each of theirs from one kept dump (~0.3 s instead of ~1 s).
+   */
+  pgliteStartFrom?: Blob;
 }
 
 /**
@@ -147,7 +152,10 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
   const lock = directory === undefined ? undefined : await lockDirectory(directory);
   let pglite: InstanceType<typeof PGlite>;
   try {
-    pglite = await PGlite.create(directory);
+    pglite =
+      directory === undefined && options.pgliteStartFrom
+        ? await PGlite.create({ loadDataDir: options.pgliteStartFrom })
+        : await PGlite.create(directory);
   } catch (err) {
     await lock?.release();
     throw directory === undefined ? err : await cannotOpen(directory, err as Error);
