@@ -5,9 +5,10 @@ import { buildApiServer, type ApiServerOptions } from '../../src/api/server.js';
 import { Ingestor, type IngestorOptions } from '../../src/ingest/ingestor.js';
 import { replayFile } from '../../src/ingest/replay.js';
 import type { Engine } from '../../src/store/db.js';
-import type { Store } from '../../src/store/store.js';
+import { migrate } from '../../src/store/migrate.js';
+import { Store } from '../../src/store/store.js';
 import { TestChain } from './chain.js';
-import { openTestStore, silentLogger } from './database.js';
+import { connectTestDatabase, createFilledDatabaseUrl, openTestStore, silentLogger } from './database.js';
 import { listenLocal } from './http.js';
 import { fixtureFile, fixtureIsMainnet } from './shared.js';
 
@@ -62,11 +63,15 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
     listen,
     ...server
   } = options;
-  const store = given ?? (await openTestStore(engine!));
+  const isMainnet = mainnet ?? (fixture !== undefined && fixtureIsMainnet(fixture));
+  // A fixture on PostgreSQL is replayed once per process, and copied for each API after the first (the same
+  // rows as a replay, which a test that watches the replay itself, through `ingest`, gets instead).
+  const copied = !given && engine === 'postgres' && fixture !== undefined && ingest === undefined;
+  const store =
+    given ?? (copied ? await openReplayedFixtureStore(fixture, isMainnet) : await openTestStore(engine!));
   try {
-    const isMainnet = mainnet ?? (fixture !== undefined && fixtureIsMainnet(fixture));
     const ingestor = new Ingestor(store, { ...ingest, isMainnet, logger });
-    if (fixture !== undefined) await replayFile(ingestor, fixtureFile(fixture));
+    if (fixture !== undefined && !copied) await replayFile(ingestor, fixtureFile(fixture));
     const app = await buildApiServer({ apiVersion: API_VERSION, ...server, store, logger });
     const baseUrl = listen ? await listenLocal(app) : '';
     return {
@@ -84,6 +89,20 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
     if (!given) await store.close();
     throw err;
   }
+}
+
+/** A new PostgreSQL store holding `fixture` as replayed (into a template, once per process: see above). */
+async function openReplayedFixtureStore(fixture: string, isMainnet: boolean): Promise<Store> {
+  const url = await createFilledDatabaseUrl(`${fixture}|${isMainnet}`, async (templateUrl) => {
+    const store = new Store(await connectTestDatabase(templateUrl, { poolMax: 2 }));
+    try {
+      await migrate(store.sql);
+      await replayFile(new Ingestor(store, { isMainnet, logger: silentLogger }), fixtureFile(fixture));
+    } finally {
+      await store.close();
+    }
+  });
+  return new Store(await connectTestDatabase(url, { poolMax: 2 }));
 }
 
 /** Runs `fn` on a new API over a new store of `engine`, closed afterwards. */

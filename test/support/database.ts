@@ -95,14 +95,36 @@ export async function openTestDatabase(engine: Engine): Promise<Database> {
   return connectTestDatabase(await createTestDatabaseUrl(), { poolMax: 2 });
 }
 
-/** A new, empty (not migrated) database in the test cluster; its URL (for child processes, `serve`...). */
-export async function createTestDatabaseUrl(): Promise<string> {
+const templates = new Map<string, Promise<string>>();
+
+/**
+ * A new database in the test cluster, a copy of the one `fill` wrote (it is given the new database's URL, and
+ * must close every connection it opened): filled once per `key` in this process, copied for every call
+ * (`CREATE DATABASE ... TEMPLATE`: ~0.1 s, where replaying a fixture takes seconds).
+ */
+export async function createFilledDatabaseUrl(key: string, fill: (url: string) => Promise<void>) {
+  let template = templates.get(key);
+  if (!template) {
+    template = createTestDatabaseUrl().then(async (url) => {
+      await fill(url);
+      return new URL(url).pathname.slice(1);
+    });
+    templates.set(key, template);
+  }
+  return createTestDatabaseUrl(await template);
+}
+
+/**
+ * A new database in the test cluster, empty (not migrated) or a copy of the database `template`; its URL (for
+ * child processes, `serve`...).
+ */
+export async function createTestDatabaseUrl(template?: string): Promise<string> {
   const adminUrl = await postgresAdminUrl();
   const { default: postgres } = await import('postgres');
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   const name = `test_${process.pid}_${Date.now()}_${counter++}`;
   try {
-    await admin.unsafe(`CREATE DATABASE ${name}`);
+    await admin.unsafe(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   } finally {
     await admin.end();
   }
