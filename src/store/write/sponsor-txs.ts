@@ -40,7 +40,8 @@ const STORED_NAMES = SOURCE_SPEC.slice(0, -3).map(([name]) => name);
  * sponsor's series follows the series' last, and its place in the sponsor's whole list is that number plus
  * the sponsor's principal index rows before it: those of older blocks (its count, less its rows of these
  * blocks) and those of these blocks before it. Two probes a sponsor, none a row: its series' last number
- * (sponsor_txs_pkey) and its count (principal_stats_pkey).
+ * (sponsor_txs_pkey) and its count (principal_stats_pkey); a probe a row for the sponsor's principal index
+ * row before it was most of the statement (bench finding F-ingest-sponsor-rows-in-hand).
  */
 const numbered = (source: string) => `
   WITH r AS (${source}),
@@ -62,8 +63,8 @@ const FROM_ARRAYS = numbered(`SELECT ${unnestSelectList(SOURCE_SPEC)}`);
  * The sponsor rows of stored blocks ($1), placed among their sponsors' principal index rows of the blocks
  * by one pass over both in chain order (a principal index row counts 1 towards `principal_rows_before`, a
  * sponsor row 1 towards `sponsor_rank`), as `sponsorRowsOf` places them in hand. The sponsored txs are read
- * once: joined to the blocks' principal index rows as a subquery, they were read again for each of those rows
- * (planned for one; 200,000 buffers a call on the 300-block bench chain).
+ * once: as a subquery joined to the blocks' principal index rows, they were planned for one such row and read
+ * again for each (bench finding F-ingest-sponsor-rows-in-hand).
  */
 const FROM_STORED = numbered(`
   WITH sponsored AS (
