@@ -16,7 +16,7 @@ import {
   type CanonicalTx,
   type StoredBlock,
 } from '../store/write/blocks.js';
-import { cutIntoStatements, sendAll } from '../store/write/bulk.js';
+import { cutIntoStatements, sendAfter, sendAll } from '../store/write/bulk.js';
 import {
   addBlockContributions,
   applyRowContributions,
@@ -27,7 +27,12 @@ import {
 import { adoptGenesisRows } from '../store/write/genesis.js';
 import { insertChainTotals, storeChainTotals } from '../store/write/chain-totals.js';
 import { recomputeCustody, setCustodyFromRows } from '../store/write/nft-custody.js';
-import { insertSponsorTxs, numberSponsorTxs, releaseSponsorTxs } from '../store/write/sponsor-txs.js';
+import {
+  insertSponsorTxs,
+  numberSponsorTxs,
+  releaseSponsorTxs,
+  sponsorRowsOf,
+} from '../store/write/sponsor-txs.js';
 import {
   collectMempoolGarbage,
   minedTxClaims,
@@ -304,8 +309,7 @@ async function extendTipFromRowsInHand(
     stored.fresh
       ? applyRowContributions(sql, { events: rows.events, txs: rows.txs, rewards: rewardRows }, 1)
       : applyStoredContributions(sql, [block.index_block_hash], 1),
-    // after the principal index rows' ordinals, sent with the inserts above
-    stored.fresh ? insertSponsorTxs(sql, rows) : numberSponsorTxs(sql, [block.index_block_hash]),
+    stored.fresh ? insertSponsorRowsInHand(sql, stored) : numberSponsorTxs(sql, [block.index_block_hash]),
     stored.fresh ? setCustodyFromRows(sql, rows.events) : recomputeCustody(sql, [block.index_block_hash]),
     // `rows.txs` are the block's txs (a tx the payload repeats twice prunes the same rows twice), and the
     // block is the new tip: its txs are the last mined of the pairs they claim (`pruneMinedTxs`)
@@ -314,6 +318,20 @@ async function extendTipFromRowsInHand(
   ctx.writesSent?.();
   await last;
   return 'applied';
+}
+
+/**
+ * The sponsor rows of a new tip's rows in hand, numbered after its principal index rows' counts: sent with
+ * its inserts (the server runs them in order), or once they are done when the principal index rows are cut
+ * into statements, whose later ones are sent only as the earlier ones are answered (a block of at most 250
+ * txs may have more than 250 principal index rows; test/ingest/block-paths.test.ts).
+ */
+function insertSponsorRowsInHand(sql: TransactionSql, stored: StoredRows): Promise<unknown> {
+  const sponsorRows = sponsorRowsOf(stored.rows);
+  if (sponsorRows.length === 0 || !cutIntoStatements(sql, stored.rows.principalTxs.length)) {
+    return insertSponsorTxs(sql, sponsorRows);
+  }
+  return sendAfter(sql, Promise.all(stored.inserts), () => insertSponsorTxs(sql, sponsorRows));
 }
 
 /**

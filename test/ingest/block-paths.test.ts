@@ -9,6 +9,8 @@ import { Ingestor } from '../../src/ingest/ingestor.js';
 import { readTsv, type RecordedMessage } from '../../src/protocol/tsv.js';
 import type { Engine, Sql } from '../../src/store/db.js';
 import { MempoolStatus } from '../../src/store/schema/codes.js';
+import { startTestApi } from '../support/api.js';
+import { addressOf, ev, transferWithEvent } from '../support/chain.js';
 import { databaseDigest, READ_TABLES } from '../support/digest.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
@@ -103,6 +105,70 @@ for (const engine of testEngines(import.meta.url)) {
       for (const table of READ_TABLES) {
         assert.equal(readBack.digest[table], inHand.digest[table], table);
         assert.equal(inHandCut.digest[table], inHand.digest[table], `${table}, 5 rows a statement`);
+      }
+    });
+  });
+
+  describe(`a sponsored tx past a cut of the principal index rows (${engine})`, () => {
+    // A block's principal index rows are inserted 4 a statement here, its 4 txs in one: what follows the
+    // inserts is sent at once, and the later statements of an insert only as the earlier ones are answered.
+    // (At the usual 250 rows a statement: a block of at most 250 txs and more than 250 principal rows.) The
+    // sponsor rows are numbered from the rows in hand, and (`readBackRows`) from the rows stored.
+    test("takes its place in the sponsor's v2 list, page by page", async () => {
+      const [alice, bob, carol, dave, miner] = (['alice', 'bob', 'carol', 'dave', 'miner'] as const).map(
+        addressOf,
+      );
+      const sponsor = addressOf('sponsor');
+      const first = await transferWithEvent({ from: 'sponsor', fee: 10, nonce: 0, to: bob, amount: 1 });
+      // 5 principal index rows (alice, bob, carol, dave, miner): the first statement and one more row
+      const wide = await transferWithEvent({ from: 'alice', fee: 10, nonce: 0, to: bob, amount: 1 });
+      wide.events!.push(ev.stxTransfer(carol, dave, 1), ev.stxTransfer(miner, carol, 1));
+      const txs = [
+        wide,
+        // the sponsor's own two, in the second and third statements
+        await transferWithEvent({ from: 'sponsor', fee: 10, nonce: 1, to: bob, amount: 1 }),
+        await transferWithEvent({ from: 'bob', fee: 10, nonce: 0, to: sponsor, amount: 1 }),
+        // one it only paid for
+        await transferWithEvent({
+          ...{ from: 'dave', fee: 10, nonce: 0, to: alice, amount: 1 },
+          sponsor: { key: 'sponsor', nonce: 2 },
+        }),
+      ];
+      // the chain's order, newest first
+      const newestFirst = [txs[3], txs[2], txs[1], first].map((m) => m.tx.txid);
+      for (const readBackRows of [false, true]) {
+        const store = await openTestStore(engine, { rowsPerStatement: 4 });
+        const { chain, app, close } = await startTestApi({ store, ingest: { readBackRows } });
+        const ids = async (url: string) => {
+          const res = await app.inject({ method: 'GET', url });
+          assert.equal(res.statusCode, 200, url);
+          const body = res.json<{ total: number; results: { tx: { tx_id: string } }[] }>();
+          return { total: body.total, ids: body.results.map((r) => r.tx.tx_id) };
+        };
+        const v2 = (query: string) => ids(`/extended/v2/addresses/${sponsor}/transactions?${query}`);
+        const path = readBackRows ? 'read back' : 'in hand';
+        try {
+          await chain.block({ txs: [first] });
+          await chain.block({ txs });
+          assert.deepEqual(await v2('limit=20'), { total: 4, ids: newestFirst }, path);
+          // a page of one at each offset: each read by the index ranges its position gives
+          for (const [offset, id] of newestFirst.entries()) {
+            assert.deepEqual(
+              await v2(`limit=1&offset=${offset}`),
+              { total: 4, ids: [id] },
+              `${path}, ${offset}`,
+            );
+          }
+          // the v1 list (/extended/v1/address/{p}/transactions is not served) holds the sponsor's own txs only
+          assert.deepEqual(
+            await ids(`/extended/v1/address/${sponsor}/transactions_with_transfers?limit=1&offset=1`),
+            { total: 3, ids: [txs[1].tx.txid] },
+            path,
+          );
+        } finally {
+          await close();
+          await store.close();
+        }
       }
     });
   });

@@ -64,15 +64,40 @@ export function inStatementsOfBoundedSize<Row>(
   const size = rowsPerStatement.get(sql) ?? ROWS_PER_STATEMENT;
   if (rows.length === 0) return Promise.resolve();
   if (rows.length <= size) return send(rows, 0);
-  const first = send(rows.slice(0, size), 0);
-  const all = (async () => {
-    await first;
+  return sendInTurn(sql, send(rows.slice(0, size), 0), async () => {
     for (let start = size; start < rows.length; start += size) {
       if (settledTransactions.has(sql)) {
         throw new Error(`the transaction ended with ${rows.length - start} rows of an insert not sent`);
       }
       await send(rows.slice(start, start + size), start / size);
     }
+  });
+}
+
+/**
+ * Sends a statement once `before` (e.g. an insert cut into statements) is done, refused as the later
+ * statements of an insert are (`inStatementsOfBoundedSize`) if the transaction's callback has settled by then.
+ */
+export function sendAfter(
+  sql: TransactionSql,
+  before: Promise<unknown>,
+  send: () => Promise<unknown>,
+): Promise<unknown> {
+  return sendInTurn(sql, before, () => {
+    if (settledTransactions.has(sql)) throw new Error('the transaction ended before a statement was sent');
+    return send();
+  });
+}
+
+/** Runs `rest` once `first` is done, counted among the transaction's unfinished inserts meanwhile. */
+function sendInTurn(
+  sql: TransactionSql,
+  first: Promise<unknown>,
+  rest: () => Promise<unknown>,
+): Promise<unknown> {
+  const all = (async () => {
+    await first;
+    await rest();
   })();
   let pending = unfinishedInserts.get(sql);
   if (!pending) unfinishedInserts.set(sql, (pending = new Set()));
