@@ -39,6 +39,7 @@ import {
   dropStagedRows,
   insertMicroblocks,
   markMicroblocksConfirmed,
+  markMicroblocksOrphanedBy,
   microblockChain,
   orphanMicroblocks,
   stagedTxIndexes,
@@ -436,6 +437,7 @@ async function confirmMicroblocks(
   await markMicroblocksConfirmed(sql, accepted, msg);
   await dropStagedRows(sql, accepted);
   const orphanedTxIds = await orphanMicroblocks(sql, orphaned);
+  await markMicroblocksOrphanedBy(sql, orphaned, msg);
   await restoreToMempool(sql, orphanedTxIds, ctx.receivedAt, tip.block_height);
 }
 

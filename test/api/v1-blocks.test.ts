@@ -192,7 +192,7 @@ for (const engine of testEngines(import.meta.url)) {
       assert.equal(m0UnconfirmedTag, `"${m1.hash}"`);
     });
 
-    test('confirmed by a block: that block; the rest of the stream orphaned, with no txs', async () => {
+    test('confirmed by a block: that block; the rest of the stream orphaned by it, with no txs', async () => {
       const confirmed = await ok(`/extended/v1/microblock/${m0.hash}`);
       assert.deepEqual(confirmed.body, {
         ...m0Unconfirmed,
@@ -214,7 +214,7 @@ for (const engine of testEngines(import.meta.url)) {
           orphaned.microblock_sequence,
           orphaned.block_hash,
         ],
-        [true, false, 1, '0x'],
+        [true, false, 1, b2.block_hash],
       );
       assert.deepEqual(orphaned.txs, []);
       assert.equal(orphaned.microblock_parent_hash, m0.hash);

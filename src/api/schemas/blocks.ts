@@ -66,7 +66,7 @@ export type BlockV1 = Static<typeof BlockV1>;
 export const Microblock = Type.Object(
   {
     canonical: Type.Boolean({
-      description: 'the block that confirmed it is canonical (true while unconfirmed)',
+      description: 'the block that confirmed (or orphaned) it is canonical; true before any block did',
     }),
     microblock_canonical: Type.Boolean({ description: 'on the stream its confirming block accepted' }),
     microblock_hash: Type.String(),
@@ -80,7 +80,8 @@ export const Microblock = Type.Object(
     parent_burn_block_time_iso: Type.String({ description: '"" when the time is 0' }),
     parent_burn_block_height: Type.Integer(),
     block_hash: Type.String({
-      description: 'the hash of the block that confirmed it; "0x" while unconfirmed',
+      description:
+        'the block that confirmed it, or orphaned it confirming another part of its stream; "0x" before any block did',
     }),
     txs: Type.Array(Type.String(), { description: 'ids of its canonical transactions, the last first' }),
   },

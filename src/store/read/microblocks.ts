@@ -4,7 +4,7 @@ import { canonicalRow, unconfirmedRow } from '../visibility.js';
 
 /** A microblock as `GET /extended/v1/microblock/{hash}` shows it. */
 export interface MicroblockRecord {
-  /** its confirming block is canonical (true while no block confirmed it) */
+  /** the block that confirmed (or orphaned) it is canonical; true before any block did */
   canonical: boolean;
   microblock_canonical: boolean;
   microblock_hash: string;
@@ -17,16 +17,16 @@ export interface MicroblockRecord {
   parent_burn_block_hash: string;
   parent_burn_block_time: number;
   parent_burn_block_height: number;
-  /** the confirming block's hash; '' while no block confirmed it */
+  /** the hash of the block that confirmed it (or orphaned it); '' before any block did */
   block_hash: string;
   /** the ids of its canonical txs, the last first */
   txs: string[];
 }
 
-// The microblock row keeps its stream's parent and, once a block confirmed it, that block (migration 001);
-// the rest comes from those two blocks. Upstream keeps the same on its row: the parent's height and hash when
-// the microblock is stored, the confirming block's hash and canonical flag once it is confirmed (and the flag
-// follows that block through reorgs). Its txs are the canonical rows of the microblock, staged or confirmed
+// The microblock row keeps its stream's parent and, once a block confirmed it (or orphaned it, confirming
+// another part of the stream), that block (migration 001); the rest comes from those two blocks. Upstream
+// keeps the same on its row: the parent's height and hash when the microblock is stored, that block's hash and
+// canonical flag once there is one (and the flag follows the block through reorgs). Its txs are the canonical rows of the microblock, staged or confirmed
 // (upstream lists the same: `canonical AND microblock_canonical`, whatever the block), by tx index, the last
 // first. `m.burn_block_*` is the burn block of the stream's parent (the one `/new_microblocks` names, or a
 // confirming block's `parent_burn_block_*`: ingest/decode-block.ts).

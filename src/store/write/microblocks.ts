@@ -66,6 +66,22 @@ export function markMicroblocksConfirmed(
     WHERE microblock_hash = ANY(${hashes})`.execute();
 }
 
+/**
+ * Records the block that orphaned these microblocks (it confirmed another part of their stream): upstream keeps
+ * that block on an orphaned microblock as on a confirmed one (its hash, and whether it is canonical, show in
+ * `GET /extended/v1/microblock/{hash}`). Their rows stay staged (index_block_hash ''), orphaned.
+ */
+export function markMicroblocksOrphanedBy(
+  sql: TransactionSql,
+  hashes: string[],
+  block: { index_block_hash: string },
+): Promise<unknown> {
+  if (hashes.length === 0) return Promise.resolve();
+  return sql`
+    UPDATE microblocks SET index_block_hash = ${block.index_block_hash}
+    WHERE microblock_hash = ANY(${hashes})`.execute();
+}
+
 /** Unconfirmed microblocks still canonical (the stream on the current tip), with their sequence. */
 export async function unconfirmedMicroblocks(sql: TransactionSql): Promise<StoredMicroblock[]> {
   return sql<StoredMicroblock[]>`
