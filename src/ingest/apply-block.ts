@@ -39,6 +39,7 @@ import {
   dropStagedRows,
   insertMicroblocks,
   markMicroblocksConfirmed,
+  markMicroblocksConfirmedByRestored,
   markMicroblocksOrphanedBy,
   microblockChain,
   orphanMicroblocks,
@@ -472,6 +473,7 @@ async function restoreFork(
   await releaseSponsorTxs(sql, orphaned);
   await setBlocksCanonical(sql, orphaned, false);
   await setBlocksCanonical(sql, restored, true);
+  await markMicroblocksConfirmedByRestored(sql, restored);
   // The fork's blocks were stored while another chain was canonical: none of their txs may be mined twice
   // on the chain they now make.
   const twice = await txMinedTwice(sql, restored);

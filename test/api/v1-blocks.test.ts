@@ -11,21 +11,35 @@ import {
   type ChainMicroblock,
   type MinedTx,
 } from '../support/chain.js';
+import { normalize } from '../conformance/harness.js';
 import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
+import { loadGolden } from '../support/shared.js';
 
 // The v1 block routes (by hash, height, burn block hash, burn block height: one answer) and the microblock
 // route, on a chain with a microblock stream (streamed, then partly confirmed: the rest orphaned), a
 // microblock first seen in its confirming block, and a sibling block. The goldens ask neither the three
 // other v1 block routes nor the microblock (only by burn block height, whose answer conformance checks): the
 // answers here are checked against upstream's rules (docs/upstream.md C.18, C.19) and the keys against its
-// schemas' order.
+// schemas' order; and, on a recorded chain with a reorg and microblocks, against the original's answers by burn
+// block height: the same block by hash, height and burn block hash is the same answer, and the microblocks
+// those blocks accepted are what the block says of them.
+
+/** A recorded chain whose goldens hold blocks by burn height: a reorg, confirmed microblocks (48 KB). */
+const FIXTURE = 'mainnet-reorg-scenario2';
 
 after(stopOwnCluster);
 
 const BOB = addressOf('bob');
 const pay = (from: 'alice' | 'carol' | 'dave', nonce: number) =>
   transferWithEvent({ from, to: BOB, amount: 100 + nonce, fee: 200, nonce });
+
+/** GET `url`, which must answer 200. */
+async function ok(api: TestApi, url: string) {
+  const res = await getJson(api.app, url);
+  assert.equal(res.status, 200, `${url}: ${JSON.stringify(res.body)}`);
+  return res;
+}
 
 const V1_BLOCK_KEYS = Object.keys(BlockV1.properties);
 const MICROBLOCK_KEYS = Object.keys(Microblock.properties);
@@ -42,11 +56,7 @@ for (const engine of testEngines(import.meta.url)) {
     let m0Unconfirmed: Record<string, unknown>;
     let m0UnconfirmedTag: string | undefined;
 
-    const ok = async (url: string) => {
-      const res = await getJson(api.app, url);
-      assert.equal(res.status, 200, `${url}: ${JSON.stringify(res.body)}`);
-      return res;
-    };
+    const get200 = (url: string) => ok(api, url);
 
     before(async () => {
       api = await startTestApi({ engine });
@@ -73,8 +83,8 @@ for (const engine of testEngines(import.meta.url)) {
         time: sent.burn_block_timestamp,
       };
       m1 = await api.chain.microblock({ txs: [a2], previous: m0 });
-      await ok(`/extended/v1/microblock/${m0.hash}`);
-      const asked = await ok(`/extended/v1/microblock/${m0.hash}`);
+      await get200(`/extended/v1/microblock/${m0.hash}`);
+      const asked = await get200(`/extended/v1/microblock/${m0.hash}`);
       m0Unconfirmed = asked.body;
       m0UnconfirmedTag = asked.headers.etag as string | undefined;
       // b2 confirms m0 only: m1 is orphaned
@@ -87,7 +97,7 @@ for (const engine of testEngines(import.meta.url)) {
     after(() => api?.close());
 
     test('the four v1 block routes give one answer, in upstream key order, deprecated', async () => {
-      const byHash = await ok(`/extended/v1/block/${b2.block_hash}`);
+      const byHash = await get200(`/extended/v1/block/${b2.block_hash}`);
       assert.deepEqual(Object.keys(byHash.body), V1_BLOCK_KEYS);
       assert.equal(byHash.headers.warning, DEPRECATION_WARNING);
       for (const url of [
@@ -96,7 +106,7 @@ for (const engine of testEngines(import.meta.url)) {
         `/extended/v1/block/by_burn_block_height/${b2.burn_block_height}`,
         `/extended/v1/block/${b2.block_hash.toUpperCase().replace('0X', '0x')}`,
       ]) {
-        const res = await ok(url);
+        const res = await get200(url);
         assert.deepEqual(res.body, byHash.body, url);
         assert.equal(res.headers.etag, `"${b3.index_block_hash}"`, url);
       }
@@ -117,19 +127,19 @@ for (const engine of testEngines(import.meta.url)) {
       assert.deepEqual(block.microblocks_streamed, [unstreamed.hash]);
       assert.deepEqual(block.microblock_tx_count, { [m0.hash]: 1 });
       // b1: the stream on it, m0 only (m1 orphaned)
-      const first = (await ok(`/extended/v1/block/${b1.block_hash}`)).body;
+      const first = (await get200(`/extended/v1/block/${b1.block_hash}`)).body;
       assert.deepEqual(first.microblocks_streamed, [m0.hash]);
       assert.deepEqual(first.txs, [txs.a0.tx.txid]);
     });
 
     test('a height or hash a fork shares names the canonical block; one only a fork has, that block', async () => {
-      assert.equal((await ok('/extended/v1/block/by_height/3')).body.hash, b3.block_hash);
-      const orphan = (await ok(`/extended/v1/block/${sibling.block_hash}`)).body;
+      assert.equal((await get200('/extended/v1/block/by_height/3')).body.hash, b3.block_hash);
+      const orphan = (await get200(`/extended/v1/block/${sibling.block_hash}`)).body;
       assert.deepEqual(
         [orphan.canonical, orphan.height, orphan.index_block_hash, orphan.txs],
         [false, 3, sibling.index_block_hash, []],
       );
-      const byBurnHash = await ok(`/extended/v1/block/by_burn_block_hash/${sibling.burn_block_hash}`);
+      const byBurnHash = await get200(`/extended/v1/block/by_burn_block_hash/${sibling.burn_block_hash}`);
       assert.equal(byBurnHash.body.index_block_hash, sibling.index_block_hash);
     });
 
@@ -193,7 +203,7 @@ for (const engine of testEngines(import.meta.url)) {
     });
 
     test('confirmed by a block: that block; the rest of the stream orphaned by it, with no txs', async () => {
-      const confirmed = await ok(`/extended/v1/microblock/${m0.hash}`);
+      const confirmed = await get200(`/extended/v1/microblock/${m0.hash}`);
       assert.deepEqual(confirmed.body, {
         ...m0Unconfirmed,
         block_hash: b2.block_hash,
@@ -206,7 +216,7 @@ for (const engine of testEngines(import.meta.url)) {
         headers: { 'if-none-match': etag },
       });
       assert.equal(again.statusCode, 304);
-      const orphaned = (await ok(`/extended/v1/microblock/${m1.hash}`)).body;
+      const orphaned = (await get200(`/extended/v1/microblock/${m1.hash}`)).body;
       assert.deepEqual(
         [
           orphaned.canonical,
@@ -221,7 +231,7 @@ for (const engine of testEngines(import.meta.url)) {
     });
 
     test('first seen in its confirming block: the parent burn block from the block message', async () => {
-      const res = await ok(`/extended/v1/microblock/${unstreamed.hash}`);
+      const res = await get200(`/extended/v1/microblock/${unstreamed.hash}`);
       assert.equal(res.headers.warning, undefined);
       assert.deepEqual(res.body, {
         canonical: true,
@@ -239,6 +249,87 @@ for (const engine of testEngines(import.meta.url)) {
         block_hash: b3.block_hash,
         txs: [txs.d0.tx.txid],
       });
+    });
+  });
+
+  describe(`v1 block and microblock routes against the original's blocks (${FIXTURE}, ${engine})`, () => {
+    let api: TestApi;
+    before(async () => {
+      api = await startTestApi({ engine, fixture: FIXTURE });
+    });
+    after(() => api?.close());
+
+    const goldenBlocks = loadGolden(FIXTURE).filter(
+      (r) => r.status === 200 && r.path.startsWith('/extended/v1/block/by_burn_block_height/'),
+    );
+
+    test('by hash, height and burn block hash: the golden block of its burn height', async () => {
+      let compared = 0;
+      for (const record of goldenBlocks) {
+        const block = record.body as {
+          hash: string;
+          height: number;
+          burn_block_hash: string;
+          canonical: boolean;
+        };
+        // a height names its canonical block: the golden one when it is canonical
+        const urls = [
+          `/extended/v1/block/${block.hash}`,
+          `/extended/v1/block/by_burn_block_hash/${block.burn_block_hash}`,
+        ];
+        if (block.canonical) urls.push(`/extended/v1/block/by_height/${block.height}`);
+        for (const url of urls) {
+          const ours = (await ok(api, url)).body;
+          assert.deepEqual(normalize(record.path, ours), normalize(record.path, record.body), url);
+          assert.deepEqual(Object.keys(ours), Object.keys(record.body as object), url);
+          compared++;
+        }
+      }
+      assert.ok(compared >= 12, `${compared} answers compared`);
+    });
+
+    test('each microblock a canonical golden block accepted: confirmed by it, its txs as it counts them', async () => {
+      let microblocks = 0;
+      for (const record of goldenBlocks) {
+        const block = record.body as {
+          hash: string;
+          height: number;
+          parent_block_hash: string;
+          canonical: boolean;
+          microblocks_accepted: string[];
+          microblock_tx_count: Record<string, number>;
+        };
+        // a microblock names one block: the canonical one of those that accepted it (a sibling did too)
+        if (!block.canonical) continue;
+        for (const [sequence, hash] of block.microblocks_accepted.entries()) {
+          const microblock = (await ok(api, `/extended/v1/microblock/${hash}`)).body;
+          assert.deepEqual(
+            [
+              microblock.microblock_hash,
+              microblock.microblock_sequence,
+              microblock.canonical,
+              microblock.microblock_canonical,
+              microblock.block_hash,
+              microblock.block_height,
+              microblock.parent_block_hash,
+              microblock.txs.length,
+            ],
+            [
+              hash,
+              sequence,
+              block.canonical,
+              true,
+              block.hash,
+              block.height,
+              block.parent_block_hash,
+              block.microblock_tx_count[hash],
+            ],
+            hash,
+          );
+          microblocks++;
+        }
+      }
+      assert.ok(microblocks >= 1, `${microblocks} microblocks`);
     });
   });
 }
