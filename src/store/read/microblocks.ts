@@ -25,11 +25,13 @@ export interface MicroblockRecord {
 
 // The microblock row keeps its stream's parent and, once a block confirmed it (or orphaned it, confirming
 // another part of the stream), that block (migration 001); the rest comes from those two blocks. Upstream
-// keeps the same on its row: the parent's height and hash when the microblock is stored, that block's hash and
-// canonical flag once there is one (and the flag follows the block through reorgs). Its txs are the canonical rows of the microblock, staged or confirmed
-// (upstream lists the same: `canonical AND microblock_canonical`, whatever the block), by tx index, the last
-// first. `m.burn_block_*` is the burn block of the stream's parent (the one `/new_microblocks` names, or a
-// confirming block's `parent_burn_block_*`: ingest/decode-block.ts).
+// keeps the same on its row: the parent's height and hash when the microblock is stored, that block's hash
+// and canonical flag once there is one (and the flag follows the block through reorgs). Its txs are the
+// canonical rows of the microblock, staged or confirmed (upstream lists the same: `canonical AND
+// microblock_canonical`, whatever the block), by tx index, the last first. `m.burn_block_*` is the burn block
+// of the stream's parent (the one `/new_microblocks` names, or a confirming block's `parent_burn_block_*`:
+// ingest/decode-block.ts).
+
 /**
  * A parent burn block column: the microblock's, else (a microblock first seen in a block message without its
  * parent's burn block: ingest/decode-block.ts) the parent block's.
