@@ -44,6 +44,8 @@ import {
   dropStagedRows,
   insertMicroblocks,
   markMicroblocksConfirmed,
+  markMicroblocksConfirmedByRestored,
+  markMicroblocksOrphanedBy,
   microblockChain,
   orphanMicroblocks,
   stagedTxIndexes,
@@ -454,6 +456,7 @@ async function confirmMicroblocks(
   await markMicroblocksConfirmed(sql, accepted, msg);
   await dropStagedRows(sql, accepted);
   const orphanedTxIds = await orphanMicroblocks(sql, orphaned);
+  await markMicroblocksOrphanedBy(sql, orphaned, msg);
   await restoreToMempool(sql, orphanedTxIds, ctx.receivedAt, tip.block_height);
 }
 
@@ -488,6 +491,7 @@ async function restoreFork(
   await releaseSponsorTxs(sql, orphaned);
   await setBlocksCanonical(sql, orphaned, false);
   await setBlocksCanonical(sql, restored, true);
+  await markMicroblocksConfirmedByRestored(sql, restored);
   // The fork's blocks were stored while another chain was canonical: none of their txs may be mined twice
   // on the chain they now make.
   const twice = await txMinedTwice(sql, restored);

@@ -62,7 +62,12 @@ export function microblockHashesOf(msg: NewBlock): string[] {
   return [...new Set(msg.transactions.flatMap((tx) => (tx.microblock_hash ? [tx.microblock_hash] : [])))];
 }
 
-/** Microblocks whose txs this block confirms, as first seen in the block (they may never have been streamed). */
+/**
+ * Microblocks whose txs this block confirms, as first seen in the block (they may never have been streamed).
+ * Their burn block is the parent's, as `/new_microblocks` names it for a streamed one: the block message's
+ * `parent_burn_block_*` (upstream's too). A message without them (older nodes) leaves it unknown ('', -1, 0),
+ * and the microblock read takes the parent block's (store/read/microblocks.ts).
+ */
 export function confirmedMicroblockRows(msg: NewBlock, receivedAt: number): MicroblockRow[] {
   const seen = new Map<string, MicroblockRow>();
   for (const tx of msg.transactions) {
@@ -74,9 +79,9 @@ export function confirmedMicroblockRows(msg: NewBlock, receivedAt: number): Micr
       parent_index_block_hash: msg.parent_index_block_hash,
       index_block_hash: msg.index_block_hash,
       block_height: msg.block_height,
-      burn_block_hash: msg.burn_block_hash,
-      burn_block_height: msg.burn_block_height,
-      burn_block_time: msg.burn_block_time,
+      burn_block_hash: msg.parent_burn_block_hash ?? '',
+      burn_block_height: msg.parent_burn_block_height ?? -1,
+      burn_block_time: msg.parent_burn_block_timestamp ?? 0,
       microblock_canonical: true,
       received_at: receivedAt,
     });

@@ -91,6 +91,8 @@ export const NewBlock = Type.Object({
   burn_block_hash: Hash,
   burn_block_height: Uint,
   burn_block_time: Uint64,
+  parent_burn_block_hash: Type.Optional(Hash),
+  parent_burn_block_height: Type.Optional(Uint),
   parent_burn_block_timestamp: Type.Optional(Uint64),
   miner_txid: Hash,
   block_time: Type.Optional(Nullable(Uint64)),

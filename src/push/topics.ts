@@ -19,6 +19,19 @@ export const TOPIC_KINDS = [
 ] as const;
 export type TopicKind = (typeof TOPIC_KINDS)[number];
 
+/** Each kind's socket.io topic name, its parameters in angle brackets (what a client writes). */
+export const TOPIC_NAMES: Record<TopicKind, string> = {
+  block: 'block',
+  microblock: 'microblock',
+  mempool: 'mempool',
+  transaction: 'transaction:<tx id>',
+  'address-transaction': 'address-transaction:<principal>',
+  'address-stx-balance': 'address-stx-balance:<principal>',
+  'nft-event': 'nft-event',
+  'nft-asset-event': 'nft-asset-event:<asset>+<value>',
+  'nft-collection-event': 'nft-collection-event:<asset>',
+};
+
 export type Topic =
   | { kind: 'block' | 'microblock' | 'mempool' | 'nft-event'; key: string }
   | { kind: 'transaction'; key: string; txId: string }
@@ -131,11 +144,7 @@ export function topicOfName(name: unknown): Topic {
     case 'nft-collection-event':
       return nftCollectionTopic(assetIdentifierOf(rest));
     default:
-      throw new TopicError(
-        `unknown topic ${show(name)}: block, microblock, mempool, nft-event, transaction:<tx id>, ` +
-          'address-transaction:<principal>, address-stx-balance:<principal>, nft-asset-event:<asset>+<value>, ' +
-          'nft-collection-event:<asset>',
-      );
+      throw new TopicError(`unknown topic ${show(name)}: ${Object.values(TOPIC_NAMES).join(', ')}`);
   }
 }
 

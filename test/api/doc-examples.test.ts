@@ -59,14 +59,20 @@ describe('/doc parameter examples on the demo chain (postgres)', () => {
   test('the examples name what the demo chain holds (else: the values to put in schemas/examples.ts)', async () => {
     const ids = await idsToTry(store.sql);
     const [block] = await store.sql<
-      { block_hash: string; index_block_hash: string; burn_block_height: number }[]
+      { block_hash: string; index_block_hash: string; burn_block_hash: string; burn_block_height: number }[]
     >`
-      SELECT block_hash, index_block_hash, burn_block_height FROM blocks
+      SELECT block_hash, index_block_hash, burn_block_hash, burn_block_height FROM blocks
       WHERE canonical AND block_height = ${DEMO.blockHeight}`;
+    const [microblock] = await store.sql<{ microblock_hash: string }[]>`
+      SELECT m.microblock_hash FROM microblocks m JOIN blocks b ON b.index_block_hash = m.index_block_hash
+      WHERE b.canonical AND m.microblock_canonical
+      ORDER BY m.block_height, m.microblock_sequence LIMIT 1`;
     const now = {
       blockHash: block?.block_hash,
       indexBlockHash: block?.index_block_hash,
       burnBlockHeight: block?.burn_block_height,
+      burnBlockHash: block?.burn_block_hash,
+      microblockHash: microblock?.microblock_hash,
       txId: ids.txId,
       otherTxId: ids.otherTxId,
       busyAddress: ids.busyAddress,
@@ -108,6 +114,10 @@ describe('/doc parameter examples on the demo chain (postgres)', () => {
     assert.equal(body('get_block').height, DEMO.blockHeight);
     assert.equal(body('get_block').hash, DEMO.blockHash);
     assert.equal(body('get_block_by_burn_block_height').burn_block_height, DEMO.burnBlockHeight);
+    assert.equal(body('get_block_by_hash').hash, DEMO.blockHash);
+    assert.equal(body('get_block_by_height').hash, DEMO.blockHash);
+    assert.equal(body('get_block_by_burn_block_hash').burn_block_hash, DEMO.burnBlockHash);
+    assert.equal(body('get_microblock_by_hash').microblock_hash, DEMO.microblockHash);
     assert.equal(body('get_transaction_by_id').tx_id, DEMO.txId);
     assert.deepEqual(Object.keys(body('get_tx_list_details')), [DEMO.txId, DEMO.otherTxId]);
     assert.deepEqual(

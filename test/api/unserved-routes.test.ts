@@ -61,8 +61,12 @@ describe('routes the API does not serve', () => {
     assert.equal((await notFound('/extended/v2/blocks/not-a-block')).status, 400);
   });
 
-  /** The original's routes beyond the contract's ten that this API serves (docs/upstream.md C.1 to C.17). */
+  /** The original's routes beyond the contract's ten that this API serves (docs/upstream.md C.1 to C.19). */
   const BEYOND_THE_TEN_SERVED = [
+    '/extended/v1/block/:hash',
+    '/extended/v1/block/by_height/:height',
+    '/extended/v1/block/by_burn_block_hash/:burn_block_hash',
+    '/extended/v1/microblock/:hash',
     '/extended/v1/address/:principal/mempool',
     '/extended/v1/contract/:contract_id',
     '/extended/v1/search/:id',

@@ -100,6 +100,8 @@ describe('README', () => {
       '^/extended/v1/tokens/',
       '^/extended/v1/contract/',
       '^/extended/v1/search/',
+      '^/extended/v1/block/(\\{hash\\}|by_height/|by_burn_block_hash/)',
+      '^/extended/v1/microblock/',
     ].join('|'),
   );
 

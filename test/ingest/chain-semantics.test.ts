@@ -190,7 +190,7 @@ for (const engine of testEngines(import.meta.url)) {
           [...micro],
           [
             { microblock_hash: m0.hash, microblock_canonical: true, index_block_hash: b2.index_block_hash },
-            { microblock_hash: m1.hash, microblock_canonical: false, index_block_hash: '' },
+            { microblock_hash: m1.hash, microblock_canonical: false, index_block_hash: b2.index_block_hash },
           ],
         );
 

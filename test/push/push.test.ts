@@ -7,14 +7,22 @@ import {
 } from '@stacks/blockchain-api-client';
 import { uintCV } from '@stacks/transactions';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { addressOf, ev, transferTx, transferWithEvent, type BuiltTx } from '../support/chain.js';
+import {
+  addressOf,
+  ev,
+  transferTx,
+  transferWithEvent,
+  type BuiltTx,
+  type ChainMicroblock,
+} from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
 import { Received, TEST_PUSH_LIMITS } from './support.js';
 
 // Live push with the official client (@stacks/blockchain-api-client, unmodified) over both channels: a chain
 // with mempool churn, a block, a fork switch, a microblock and NFT events goes through the ingest path, and
-// every event received must be, in order, what the matching read endpoint answers at that moment.
+// every event received must be, in order, what the matching read endpoint answers at that moment. The second
+// test goes on with the same server and clients: block, microblock and STX balance events.
 
 after(stopOwnCluster);
 
@@ -26,6 +34,8 @@ for (const engine of testEngines(import.meta.url)) {
     let api: TestApi;
     let ws: StacksApiWebSocketClient;
     let io: StacksApiSocketClient;
+    /** the last microblock the first test streams: the second one streams after it */
+    let stream: ChainMicroblock;
 
     after(async () => {
       io?.socket.disconnect();
@@ -140,7 +150,9 @@ for (const engine of testEngines(import.meta.url)) {
 
       // 4. mined again in a microblock on the new tip (unanchored), then dropped replacement churn
       const second = await transferWithEvent({ from: 'bob', to: alice, amount: 5, fee: 300, nonce: 0 });
-      await chain.microblock({ txs: [{ tx: first, events: [ev.stxTransfer(alice, bob, 100)] }, second] });
+      stream = await chain.microblock({
+        txs: [{ tx: first, events: [ev.stxTransfer(alice, bob, 100)] }, second],
+      });
       const [, , , streamed] = await wsTx.atLeast(4);
       assert.deepEqual(streamed, await txNow(first));
       assert.equal((streamed as { is_unanchored: boolean }).is_unanchored, true);
@@ -161,6 +173,47 @@ for (const engine of testEngines(import.meta.url)) {
       );
       assert.deepEqual(mempoolEvents[3], await txNow(stale));
       assert.deepEqual(await ioMempool.atLeast(4), mempoolEvents);
+    });
+
+    test('block, microblock and STX balance events are what their routes answer', async () => {
+      const { chain } = api;
+      const bob = addressOf('bob');
+      const dave = addressOf('dave');
+      /** Subscribes on socket.io and waits for the server's acknowledgement. */
+      const ioSubscribed = (topic: string) =>
+        new Promise<void>((resolve, reject) =>
+          io.socket.emit('subscribe', topic as never, (error: string | null) =>
+            error ? reject(new Error(error)) : resolve(),
+          ),
+        );
+      const wsBlock = new Received<unknown>();
+      const wsMicroblock = new Received<unknown>();
+      const wsBalance = new Received<unknown>();
+      const ioBlock = new Received<unknown>();
+      const ioMicroblock = new Received<unknown>();
+      const ioBalance = new Received<unknown[]>();
+      await ws.subscribeBlocks(wsBlock.push);
+      await ws.subscribeMicroblocks(wsMicroblock.push);
+      await ws.subscribeAddressBalanceUpdates(dave, wsBalance.push);
+      io.socket.on('block', ioBlock.push);
+      io.socket.on('microblock', ioMicroblock.push);
+      io.socket.on(`address-stx-balance:${dave}` as never, (...args: unknown[]) => ioBalance.push(args));
+      for (const topic of ['block', 'microblock', `address-stx-balance:${dave}`]) await ioSubscribed(topic);
+
+      const streamed = await transferTx({ from: 'carol', to: bob, amount: 5, fee: 200, nonce: 0 });
+      const microblock = await chain.microblock({ txs: [{ tx: streamed }], previous: stream });
+      const microblockNow = await answer(`/extended/v1/microblock/${microblock.hash}`);
+      assert.deepEqual(await wsMicroblock.atLeast(1), [microblockNow]);
+      assert.deepEqual(await ioMicroblock.atLeast(1), [microblockNow]);
+
+      const paid = await transferTx({ from: 'dave', to: bob, amount: 100, fee: 300, nonce: 0 });
+      const block = await chain.block({ txs: [{ tx: paid, events: [ev.stxTransfer(dave, bob, 100)] }] });
+      const blockNow = await answer(`/extended/v1/block/${block.block_hash}`);
+      assert.deepEqual(await wsBlock.atLeast(1), [blockNow]);
+      assert.deepEqual(await ioBlock.atLeast(1), [blockNow]);
+      const balanceNow = await answer(`/extended/v1/address/${dave}/stx`);
+      assert.deepEqual(await wsBalance.atLeast(1), [{ address: dave, ...(balanceNow as object) }]);
+      assert.deepEqual(await ioBalance.atLeast(1), [[dave, balanceNow]]);
     });
   });
 }

@@ -187,6 +187,7 @@ export interface ChainBlock {
   height: number;
   index_block_hash: string;
   block_hash: string;
+  burn_block_hash: string;
   burn_block_height: number;
   burn_block_time: number;
 }
@@ -327,6 +328,7 @@ export class TestChain {
       height,
       index_block_hash: this.hash(0xb1),
       block_hash: this.hash(0xb2),
+      burn_block_hash: this.hash(0xbb),
       burn_block_height: 100 + height,
       burn_block_time: 1_600_000_000 + height * 600,
     };
@@ -344,9 +346,11 @@ export class TestChain {
       parent_block_hash: parent?.block_hash ?? ZERO_HASH,
       parent_microblock: last?.hash ?? ZERO_HASH,
       parent_microblock_sequence: last?.sequence ?? 0,
-      burn_block_hash: this.hash(0xbb),
+      burn_block_hash: block.burn_block_hash,
       burn_block_height: block.burn_block_height,
       burn_block_time: block.burn_block_time,
+      parent_burn_block_hash: parent?.burn_block_hash ?? ZERO_HASH,
+      parent_burn_block_height: parent?.burn_block_height ?? 0,
       parent_burn_block_timestamp: parent?.burn_block_time ?? 0,
       miner_txid: this.hash(0xee),
       ...Object.fromEntries(

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { EXEMPT_ROUTE_PATHS } from './access-control.js';
+import { RPC_EVENT, TOPIC_KINDS, TOPIC_NAMES } from '../../push/topics.js';
 import { DEPRECATION_WARNING } from './conventions.js';
 
 // The OpenAPI 3.1 document is generated from the route schemas (the same TypeBox schemas that validate
@@ -52,12 +53,18 @@ get 304 while nothing changed.
 
 **Deprecations.** Deprecated operations answer with a \`Warning: 299\` header.
 
-**Versioning.** The version is part of the path: \`/extended/v1/...\` and \`/extended/v2/...\` live side by side.`;
+**Versioning.** The version is part of the path: \`/extended/v1/...\` and \`/extended/v2/...\` live side by side.
+
+**Live push.** The same port pushes events, as the official client (\`@stacks/blockchain-api-client\`) speaks
+them: WebSocket JSON-RPC at \`/extended/v1/ws\` and socket.io at \`/socket.io/\`. Each event is what the matching
+read route answers at that moment. Topics (socket.io name, then the WebSocket \`event\`):
+${TOPIC_KINDS.map((kind) => `\`${TOPIC_NAMES[kind]}\` (\`${RPC_EVENT[kind]}\`)`).join(', ')}.`;
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
   Accounts: 'Balances and transaction lists of an address or contract',
   Transactions: 'Mined and pending transactions',
   Blocks: 'Stacks blocks',
+  Microblocks: 'Microblocks of epoch 2.x: batches of transactions streamed between blocks',
   Mempool: 'Pending transactions: statistics and fee priorities',
   'Smart Contracts': 'Deployment status of smart contracts',
   Status: 'Service status, liveness and readiness',

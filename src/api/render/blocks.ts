@@ -1,9 +1,10 @@
 import type { BlockRecord, BlockWithTxs } from '../../store/read/blocks.js';
-import { BlockV1, type BlockV2 } from '../schemas/blocks.js';
+import type { MicroblockRecord } from '../../store/read/microblocks.js';
+import { BlockV1, type BlockV2, type Microblock } from '../schemas/blocks.js';
 import { serializerOf } from './serializer.js';
 import { isoTime } from './time.js';
 
-// Block rows → the v2 and v1 block objects (contract 2.7, 2.8).
+// Block rows → the v2 and v1 block objects (contract 2.7, 2.8), and the microblock.
 
 /** Upstream: a tenure height is stored for Nakamoto blocks; older blocks count as their own tenure. */
 function tenureHeight(block: BlockRecord): number {
@@ -105,4 +106,31 @@ export function blockV1Body(block: BlockWithTxs): Buffer {
   body.write(block.txs_json, headBytes);
   body.write(tail, headBytes + txsBytes);
   return body;
+}
+
+/**
+ * A hash the original keeps as bytes and writes as `0x` + hex: an empty one (a microblock no block confirmed
+ * yet, a parent not indexed) is `0x`.
+ */
+const hashOrEmpty = (hash: string) => hash || '0x';
+
+export function microblockV1(microblock: MicroblockRecord): Microblock {
+  const time = microblock.parent_burn_block_time;
+  return {
+    canonical: microblock.canonical,
+    microblock_canonical: microblock.microblock_canonical,
+    microblock_hash: microblock.microblock_hash,
+    microblock_sequence: microblock.microblock_sequence,
+    microblock_parent_hash: microblock.microblock_parent_hash,
+    block_height: microblock.block_height,
+    parent_block_height: microblock.parent_block_height,
+    parent_block_hash: hashOrEmpty(microblock.parent_block_hash),
+    parent_burn_block_hash: microblock.parent_burn_block_hash,
+    parent_burn_block_time: time,
+    // upstream writes no time for 0 (a parent burn block time unknown)
+    parent_burn_block_time_iso: time > 0 ? isoTime(time) : '',
+    parent_burn_block_height: microblock.parent_burn_block_height,
+    block_hash: hashOrEmpty(microblock.block_hash),
+    txs: microblock.txs,
+  };
 }

@@ -3,7 +3,7 @@ import { accountStateRoutes } from './account-state.js';
 import { addressHistoryRoutes } from './address-history.js';
 import { addressRoutes } from './addresses.js';
 import { blockListRoutes } from './block-lists.js';
-import { blockRoutes } from './blocks.js';
+import { blockRoutes, microblockRoutes, v1BlockRoutes } from './blocks.js';
 import { contractInfoRoutes } from './contract-info.js';
 import { contractRoutes } from './contracts.js';
 import { mempoolRoutes } from './mempool.js';
@@ -15,6 +15,8 @@ import { txListRoutes } from './tx-lists.js';
 /** The read API: one plugin per resource. */
 export async function registerRoutes(app: FastifyInstance, options: RouteOptions) {
   await app.register(blockRoutes, options);
+  await app.register(v1BlockRoutes, options);
+  await app.register(microblockRoutes, options);
   await app.register(blockListRoutes, options);
   await app.register(mempoolRoutes, options);
   await app.register(contractRoutes, options);

@@ -61,3 +61,30 @@ export const BlockV1 = Type.Object(
   { title: 'BlockV1', description: 'A Stacks block, version 1 shape' },
 );
 export type BlockV1 = Static<typeof BlockV1>;
+
+// Upstream's key order (its response schema's, which its serializer follows).
+export const Microblock = Type.Object(
+  {
+    canonical: Type.Boolean({
+      description: 'the block that confirmed (or orphaned) it is canonical; true before any block did',
+    }),
+    microblock_canonical: Type.Boolean({ description: 'on the stream its confirming block accepted' }),
+    microblock_hash: Type.String(),
+    microblock_sequence: Type.Integer({ description: 'its place in the stream, from 0' }),
+    microblock_parent_hash: Type.String({ description: 'the microblock before it in the stream' }),
+    block_height: Type.Integer({ description: 'the height of the block that confirms it' }),
+    parent_block_height: Type.Integer({ description: 'the height of the block the stream builds on' }),
+    parent_block_hash: Type.String({ description: 'the hash of the block the stream builds on' }),
+    parent_burn_block_hash: Type.String({ description: 'the burn block of the block the stream builds on' }),
+    parent_burn_block_time: Type.Integer(),
+    parent_burn_block_time_iso: Type.String({ description: '"" when the time is 0' }),
+    parent_burn_block_height: Type.Integer(),
+    block_hash: Type.String({
+      description:
+        'the block that confirmed it, or orphaned it confirming another part of its stream; "0x" before any block did',
+    }),
+    txs: Type.Array(Type.String(), { description: 'ids of its canonical transactions, the last first' }),
+  },
+  { title: 'Microblock', description: 'A microblock (epoch 2.x)' },
+);
+export type Microblock = Static<typeof Microblock>;

@@ -11,6 +11,9 @@ export const DEMO = {
   indexBlockHash: '0x789e06a568697740ed0f1bbfeb1ce29216aba9c820bb3cff62444e700972a7ac',
   /** the burn block of block 70 */
   burnBlockHeight: 840052,
+  burnBlockHash: '0x000000000000000067a3a62ae1ebb56af54ac25e69cb5c7da47c2af3e6b88c89',
+  /** the first microblock a canonical block confirmed (epoch 2.x) */
+  microblockHash: '0xb708d479960d2c9940249c909f72245581992570df535aff1947443c75cc49a3',
   /** a canonical contract call */
   txId: '0x36a6ad70b2ff0c4554131718958494cbed07e3c5e9f598ca9173b6178d67b0d8',
   otherTxId: '0x4978639659cf80108d90401feac642bb22b176c2adbc7cb2f31b5951b059ec5e',

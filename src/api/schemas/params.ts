@@ -270,6 +270,31 @@ export const BurnBlockHeightParam = Type.Integer({
   examples: [DEMO.burnBlockHeight],
 });
 
+/** A block height (the v1 block by height). */
+export const BlockHeightParam = Type.Integer({
+  minimum: 0,
+  description: 'A Stacks block height',
+  examples: [DEMO.blockHeight],
+});
+
+const HEX = 'hex digits in pairs, 0x optional';
+
+/**
+ * A hash in a v1 block or microblock path: upstream takes any hex there (bytes of any length, found or not:
+ * 404), and redirects a value without its 0x to the path with it (the answer modules do).
+ */
+const hexHashParam = (description: string, example: string) =>
+  Type.String({
+    pattern: '^(0x)?([a-fA-F0-9]{2})*$',
+    description: `${description} (${HEX})`,
+    examples: [example],
+    'x-expects': `a hash (${HEX})`,
+  });
+
+export const BlockHashParam = hexHashParam('A block hash', DEMO.blockHash);
+export const BurnBlockHashParam = hexHashParam('A burnchain (Bitcoin) block hash', DEMO.burnBlockHash);
+export const MicroblockHashParam = hexHashParam('A microblock hash', DEMO.microblockHash);
+
 // ---- transactions ----
 
 /** Largest number of ids `/extended/v1/tx/multiple` takes in one request (upstream has no bound). */

@@ -147,14 +147,14 @@ export interface BlockWithTxs extends BlockRecord {
 }
 
 /**
- * The block of a burn block height: the canonical one if any, else the highest (a Nakamoto burn block may
- * hold many Stacks blocks: the last one is shown). With its txs (newest first, as the block keeps their ids:
+ * The block of a v1 block route (by burn block height, height, hash or burn block hash): the canonical one if
+ * any, else the highest (a Nakamoto burn block may hold many Stacks blocks: the last one is shown). With its txs (newest first, as the block keeps their ids:
  * migration 023) and the microblocks it accepted (streamed on its parent) and those streamed on it. One flat
  * statement, built once (four round trips and their composed fragments cost more client CPU than PostgreSQL
  * spends); with the tx counts of the accepted microblocks only when there are any (a second statement, the
  * first one wrapped).
  */
-type BlockAtBurnHeightRow = BlockRecord & {
+type V1BlockRow = BlockRecord & {
   txs_json: string;
   accepted: string[];
   streamed: string[];
@@ -166,18 +166,36 @@ const canonicalMicroblocksOn = (parentIndexBlockHash: string) => `ARRAY(
       WHERE m.parent_index_block_hash = ${parentIndexBlockHash} AND m.microblock_canonical
       ORDER BY m.microblock_sequence)`;
 
+/** What a v1 block route names its block by: the column it looks the block up by. */
+export type V1BlockKey = 'burn_block_height' | 'block_height' | 'block_hash' | 'burn_block_hash';
+
 /**
- * The block of a burn height (given by the SQL text of its value): the canonical one, else the highest.
+ * The block a v1 route names by one column (its value given by SQL text): the canonical one, else the highest.
+ * Upstream reads every v1 block route so (by hash, height, burn block hash or burn block height), so a hash or
+ * height a fork shares names the canonical block, and one only a fork has names that block.
  */
-const blockOfBurnHeight = (burnBlockHeight: string) => `
-    SELECT * FROM blocks WHERE burn_block_height = ${burnBlockHeight}
+const blockWhere = (key: V1BlockKey, value: string) => `
+    SELECT * FROM blocks WHERE ${key} = ${value}
     ORDER BY canonical DESC, block_height DESC LIMIT 1`;
 
-/** What the block-by-burn-height statements select of a block `b`: its columns, txs and microblocks. */
-const BLOCK_AT_BURN_HEIGHT_COLUMNS = `${BLOCK_COLUMNS.map((c) => `b.${c}`).join(', ')},
+/** What the v1 block statements select of a block `b`: its columns, txs and microblocks. */
+const V1_BLOCK_COLUMNS = `${BLOCK_COLUMNS.map((c) => `b.${c}`).join(', ')},
     CASE WHEN ${blockRowsVisible('b')} THEN b.tx_ids_json ELSE '[]' END AS txs_json,
     ${canonicalMicroblocksOn('b.parent_index_block_hash')} AS accepted,
     ${canonicalMicroblocksOn('b.index_block_hash')} AS streamed`;
+
+/** The type of each key's value, as a statement's parameter. */
+const KEY_TYPES: Record<V1BlockKey, 'integer' | 'text'> = {
+  burn_block_height: 'integer',
+  block_height: 'integer',
+  block_hash: 'text',
+  burn_block_hash: 'text',
+};
+
+/** The text of the v1 block statement of a key ($1: its value). */
+const v1BlockStatement = (key: V1BlockKey) => `
+  SELECT ${V1_BLOCK_COLUMNS}
+  FROM (${blockWhere(key, `$1::${KEY_TYPES[key]}`)}) AS b`;
 
 /**
  * The text of the block-by-burn-height statement ($1: the burn block height). Its microblock lookups are
@@ -187,9 +205,7 @@ const BLOCK_AT_BURN_HEIGHT_COLUMNS = `${BLOCK_COLUMNS.map((c) => `b.${c}`).join(
  * 54 → 44 µs a call without it), and almost no block accepts microblocks (74 of the 1M chain's 5,002).
  * @internal exported for its tests
  */
-export const BLOCK_AT_BURN_HEIGHT = `
-  SELECT ${BLOCK_AT_BURN_HEIGHT_COLUMNS}
-  FROM (${blockOfBurnHeight('$1::integer')}) AS b`;
+export const BLOCK_AT_BURN_HEIGHT = v1BlockStatement('burn_block_height');
 
 /**
  * The same for many burn heights ($1: their array), one row for each that has a block: the statement above
@@ -197,15 +213,12 @@ export const BLOCK_AT_BURN_HEIGHT = `
  * @internal exported for its tests
  */
 export const BLOCKS_AT_BURN_HEIGHTS = `
-  SELECT ${BLOCK_AT_BURN_HEIGHT_COLUMNS}
-  FROM unnest($1::integer[]) AS h(height), LATERAL (${blockOfBurnHeight('h.height')}) AS b`;
-const blockAtBurnHeight = statement<BlockAtBurnHeightRow, [burnBlockHeight: number]>(BLOCK_AT_BURN_HEIGHT);
-const blocksAtBurnHeights = statement<BlockAtBurnHeightRow, [burnBlockHeights: number[]]>(
-  BLOCKS_AT_BURN_HEIGHTS,
-);
+  SELECT ${V1_BLOCK_COLUMNS}
+  FROM unnest($1::integer[]) AS h(height), LATERAL (${blockWhere('burn_block_height', 'h.height')}) AS b`;
+const blocksAtBurnHeights = statement<V1BlockRow, [burnBlockHeights: number[]]>(BLOCKS_AT_BURN_HEIGHTS);
 
 /**
- * A block-by-burn-height statement (`blockStatement`: the single or the many form) with the tx counts of the
+ * A v1 block statement (`blockStatement`: one block, or the many form by burn height) with the tx counts of the
  * accepted microblocks (`accepted_tx_counts`, in their order): for the rare block that accepted any (74 of
  * the 1M bench chain's 5,002). One statement, so the blocks and their counts come from one snapshot (a reorg
  * cannot commit between them), and no transaction holds the pool's connection while other reads wait.
@@ -222,31 +235,51 @@ const withAcceptedTxCounts = (blockStatement: string) => `
       ORDER BY h.position) AS accepted_tx_counts
   FROM (${blockStatement}) AS x`;
 
-type BlockAtBurnHeightWithCountsRow = BlockAtBurnHeightRow & { accepted_tx_counts: string[] };
+type V1BlockWithCountsRow = V1BlockRow & { accepted_tx_counts: string[] };
 
-const blockAtBurnHeightWithCounts = statement<BlockAtBurnHeightWithCountsRow, [burnBlockHeight: number]>(
-  withAcceptedTxCounts(BLOCK_AT_BURN_HEIGHT),
-);
+/** The statements of one v1 block by a key: the block, and the block with its accepted microblocks' counts. */
+const v1BlockStatements = (key: V1BlockKey) => ({
+  block: statement<V1BlockRow, [value: number | string]>(v1BlockStatement(key)),
+  withCounts: statement<V1BlockWithCountsRow, [value: number | string]>(
+    withAcceptedTxCounts(v1BlockStatement(key)),
+  ),
+});
+const V1_BLOCK_STATEMENTS: Record<V1BlockKey, ReturnType<typeof v1BlockStatements>> = {
+  burn_block_height: v1BlockStatements('burn_block_height'),
+  block_height: v1BlockStatements('block_height'),
+  block_hash: v1BlockStatements('block_hash'),
+  burn_block_hash: v1BlockStatements('burn_block_hash'),
+};
+
 /** The same for many burn heights ($1: their array): the accepting blocks of a batch, read again together. */
-const blocksAtBurnHeightsWithCounts = statement<BlockAtBurnHeightWithCountsRow, [burnBlockHeights: number[]]>(
+const blocksAtBurnHeightsWithCounts = statement<V1BlockWithCountsRow, [burnBlockHeights: number[]]>(
   withAcceptedTxCounts(BLOCKS_AT_BURN_HEIGHTS),
 );
 
-/** @internal exported for its tests */
-export async function findBlockByBurnHeight(
+/**
+ * The block a v1 route names by `key` (`value`: a height, or a hash in lower case with its 0x), with its txs
+ * and microblocks; the tx counts of the microblocks it accepted by a second statement, only when it accepted any.
+ */
+export async function findV1Block(
   sql: Sql,
-  burnBlockHeight: number,
+  key: V1BlockKey,
+  value: number | string,
 ): Promise<BlockWithTxs | undefined> {
-  const [row] = await blockAtBurnHeight(sql, burnBlockHeight);
+  const statements = V1_BLOCK_STATEMENTS[key];
+  const [row] = await statements.block(sql, value);
   if (!row) return undefined;
   if (row.accepted.length === 0) return completed(row, []);
   // the block accepted microblocks: it and their counts read again by one statement
-  const [withCounts] = await blockAtBurnHeightWithCounts(sql, burnBlockHeight);
+  const [withCounts] = await statements.withCounts(sql, value);
   return withCounts && completed(withCounts, withCounts.accepted_tx_counts);
 }
 
-/** A block-by-burn-height row completed with the tx counts of its accepted microblocks (`counts`, in order). */
-function completed(row: BlockAtBurnHeightRow, counts: string[]): BlockWithTxs {
+/** @internal exported for its tests */
+export const findBlockByBurnHeight = (sql: Sql, burnBlockHeight: number) =>
+  findV1Block(sql, 'burn_block_height', burnBlockHeight);
+
+/** A v1 block row completed with the tx counts of its accepted microblocks (`counts`, in order). */
+function completed(row: V1BlockRow, counts: string[]): BlockWithTxs {
   const { accepted, streamed } = row;
   // the row completed in place: rest/spread of a row this wide took V8's slow path (2.3% of the API's CPU
   // in bench/profile-http.ts, small chain)

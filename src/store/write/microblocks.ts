@@ -10,6 +10,9 @@ const STAGED_TABLES = ['txs', 'events', 'principal_txs', 'smart_contracts'] as c
 
 const microblockSpec = columnSpec(microblockColumns);
 
+/** A block's parent microblock when it confirms none (32 zero bytes). */
+const NO_MICROBLOCK = `0x${'00'.repeat(32)}`;
+
 export function insertMicroblocks(sql: TransactionSql, rows: MicroblockRow[]): Promise<unknown> {
   return bulkInsert(sql, 'microblocks', microblockSpec, rows, 'ON CONFLICT (microblock_hash) DO NOTHING');
 }
@@ -63,6 +66,49 @@ export function markMicroblocksConfirmed(
   return sql`
     UPDATE microblocks SET index_block_hash = ${block.index_block_hash}, block_height = ${block.block_height},
       microblock_canonical = true
+    WHERE microblock_hash = ANY(${hashes})`.execute();
+}
+
+/**
+ * A reorg made these blocks canonical: the microblocks each accepted (its parent's stream up to its parent
+ * microblock) name it again, on the canonical stream, as upstream re-runs a restored block's confirmation
+ * (a sibling that confirmed the same microblocks earlier had them). In chain order, so a later block wins.
+ */
+export async function markMicroblocksConfirmedByRestored(
+  sql: TransactionSql,
+  restored: string[],
+): Promise<void> {
+  if (restored.length === 0) return;
+  const blocks = await sql<
+    {
+      index_block_hash: string;
+      block_height: number;
+      parent_index_block_hash: string;
+      parent_microblock_hash: string;
+    }[]
+  >`
+    SELECT index_block_hash, block_height, parent_index_block_hash, parent_microblock_hash FROM blocks
+    WHERE index_block_hash = ANY(${restored}) AND parent_microblock_hash <> ${NO_MICROBLOCK}
+    ORDER BY block_height`;
+  for (const block of blocks) {
+    const accepted = await microblockChain(sql, block.parent_index_block_hash, block.parent_microblock_hash);
+    await markMicroblocksConfirmed(sql, accepted, block);
+  }
+}
+
+/**
+ * Records the block that orphaned these microblocks (it confirmed another part of their stream): upstream keeps
+ * that block on an orphaned microblock as on a confirmed one (its hash, and whether it is canonical, show in
+ * `GET /extended/v1/microblock/{hash}`). Their rows stay staged (index_block_hash ''), orphaned.
+ */
+export function markMicroblocksOrphanedBy(
+  sql: TransactionSql,
+  hashes: string[],
+  block: { index_block_hash: string },
+): Promise<unknown> {
+  if (hashes.length === 0) return Promise.resolve();
+  return sql`
+    UPDATE microblocks SET index_block_hash = ${block.index_block_hash}
     WHERE microblock_hash = ANY(${hashes})`.execute();
 }
 
