@@ -173,7 +173,7 @@ const blockOfBurnHeight = (burnBlockHeight: string) => `
     SELECT * FROM blocks WHERE burn_block_height = ${burnBlockHeight}
     ORDER BY canonical DESC, block_height DESC LIMIT 1`;
 
-/** What the block-by-burn-height statements select of a block `b`: its columns, txs and microblocks. */
+/** What the v1 block statements (by burn height, by hash) select of a block `b`: columns, txs, microblocks. */
 const BLOCK_AT_BURN_HEIGHT_COLUMNS = `${BLOCK_COLUMNS.map((c) => `b.${c}`).join(', ')},
     CASE WHEN ${blockRowsVisible('b')} THEN b.tx_ids_json ELSE '[]' END AS txs_json,
     ${canonicalMicroblocksOn('b.parent_index_block_hash')} AS accepted,
@@ -242,6 +242,29 @@ export async function findBlockByBurnHeight(
   if (row.accepted.length === 0) return completed(row, []);
   // the block accepted microblocks: it and their counts read again by one statement
   const [withCounts] = await blockAtBurnHeightWithCounts(sql, burnBlockHeight);
+  return withCounts && completed(withCounts, withCounts.accepted_tx_counts);
+}
+
+/**
+ * The block of a block hash (not an index block hash), with its txs and microblocks as
+ * `findBlockByBurnHeight` gives them: the canonical one, else the highest (as the original's search reads a
+ * block by hash: docs/upstream.md C.17).
+ */
+const BLOCK_OF_HASH = `
+  SELECT ${BLOCK_AT_BURN_HEIGHT_COLUMNS}
+  FROM (SELECT * FROM blocks WHERE block_hash = $1::text
+    ORDER BY canonical DESC, block_height DESC LIMIT 1) AS b`;
+const blockOfHash = statement<BlockAtBurnHeightRow, [blockHash: string]>(BLOCK_OF_HASH);
+const blockOfHashWithCounts = statement<BlockAtBurnHeightWithCountsRow, [blockHash: string]>(
+  withAcceptedTxCounts(BLOCK_OF_HASH),
+);
+
+/** A block by its block hash (lower case, 0x), canonical first (see `BLOCK_OF_HASH`). */
+export async function findBlockByHash(sql: Sql, blockHash: string): Promise<BlockWithTxs | undefined> {
+  const [row] = await blockOfHash(sql, blockHash);
+  if (!row) return undefined;
+  if (row.accepted.length === 0) return completed(row, []);
+  const [withCounts] = await blockOfHashWithCounts(sql, blockHash);
   return withCounts && completed(withCounts, withCounts.accepted_tx_counts);
 }
 
