@@ -130,5 +130,9 @@ describe('/doc parameter examples on the demo chain (postgres)', () => {
     const status = body('get_smart_contracts_status') as Record<string, { found: boolean }>;
     assert.deepEqual(Object.keys(status), [DEMO.contractId, DEMO.otherContractId]);
     assert.ok(Object.values(status).every((s) => s.found));
+    // the example token class is one the busy address holds
+    const held = body('get_nft_holdings').results as { asset_identifier: string }[];
+    assert.ok(held.length > 0);
+    assert.ok(held.every((nft) => nft.asset_identifier === `${DEMO.contractId}::pixel-punk`));
   });
 });

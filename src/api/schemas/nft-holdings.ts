@@ -18,7 +18,7 @@ const NftHoldingsQuery = Type.Object({
     Type.Array(Type.String(), {
       description:
         'Only these token classes (`<contract id>::<token name>`): repeat the key, or separate them by commas',
-      examples: [[`${DEMO.contractId}::pixel-punks`]],
+      examples: [[`${DEMO.contractId}::pixel-punk`]],
     }),
   ),
   ...pageQuery('nftHolding', 'Tokens'),

@@ -65,6 +65,9 @@ export interface ContractDeployHit {
   block_hash: string | null;
   burn_block_time: number | null;
   block_height: number | null;
+  /** the key of the mined row (null for a pending deploy) */
+  index_block_hash: string | null;
+  microblock_hash: string | null;
 }
 
 const DEPLOYS = `t.type_id IN (${DEPLOY_TYPE_IDS.join(', ')})`;
@@ -72,12 +75,13 @@ const DEPLOYS = `t.type_id IN (${DEPLOY_TYPE_IDS.join(', ')})`;
 /** A contract's deploy tx: a pending one first (lowest nonce), else the stored one (canonical first, highest). */
 const contractDeploy = statement<ContractDeployHit, [contractId: string]>(`
   (SELECT t.tx_id, t.type_id, false AS mined, NULL::boolean AS canonical, NULL::text AS block_hash,
-    NULL::bigint AS burn_block_time, NULL::integer AS block_height
+    NULL::bigint AS burn_block_time, NULL::integer AS block_height, NULL::text AS index_block_hash,
+    NULL::text AS microblock_hash
   FROM mempool_txs t WHERE t.smart_contract_contract_id = $1 AND NOT t.pruned AND ${DEPLOYS}
   ORDER BY t.nonce, t.receipt_time, t.tx_id LIMIT 1)
   UNION ALL
   (SELECT t.tx_id, t.type_id, true, ${canonicalRow('t')}, t.block_hash, t.burn_block_time,
-    t.block_height
+    t.block_height, t.index_block_hash, t.microblock_hash
   FROM txs t WHERE t.smart_contract_contract_id = $1 AND ${DEPLOYS}
   ORDER BY t.canonical DESC, t.microblock_canonical DESC, t.block_height DESC LIMIT 1)
   LIMIT 1`);
