@@ -256,6 +256,10 @@ async function main() {
       const cases = httpCases(inputs).filter(
         (hc) => ONLY === undefined || hc.family === 'ceiling' || hc.family === ONLY,
       );
+      // the bare route again after the cases: the machine is shared, and a drift during the run shows as
+      // the two apart (the shares below are of their mean)
+      const bareCase = cases.find((hc) => hc.endpoint === BARE_CEILING);
+      if (bareCase) cases.push({ ...bareCase, name: `${bareCase.name}, again at the end`, key: undefined });
       const api = await startServer('api', url);
       const ceiling = await startServer('ceiling', url);
       try {
@@ -406,11 +410,17 @@ interface Growth {
   cpuUs: { small: number; large: number };
 }
 
+/** The bare route's req/s in a run: the mean of its measurements (before the cases, and after them). */
+function bareReqPerSec(http: HttpResult[]): number | undefined {
+  const bare = http.filter((h) => h.endpoint === BARE_CEILING);
+  return bare.length > 0 ? bare.reduce((sum, h) => sum + h.reqPerSec, 0) / bare.length : undefined;
+}
+
 function growthOf(runs: ChainRun[], family: CaseFamily): Growth[] {
   const small = runs.find((r) => r.label === 'small');
   const large = runs.find((r) => r.label === 'large');
-  const smallBare = small?.http.find((h) => h.endpoint === BARE_CEILING);
-  const largeBare = large?.http.find((h) => h.endpoint === BARE_CEILING);
+  const smallBare = small && bareReqPerSec(small.http);
+  const largeBare = large && bareReqPerSec(large.http);
   if (!small || !large || !smallBare || !largeBare) return [];
   const cpuUs = (h: HttpResult) =>
     h.requests > 0 ? Math.round(((h.cpuSeconds.server + h.cpuSeconds.postgres) * 1e6) / h.requests) : 0;
@@ -418,8 +428,8 @@ function growthOf(runs: ChainRun[], family: CaseFamily): Growth[] {
     const s = small.http.find((h) => h.key === l.key);
     if (l.family !== family || !s) return [];
     const shareOfBare = {
-      small: s.reqPerSec / smallBare.reqPerSec,
-      large: l.reqPerSec / largeBare.reqPerSec,
+      small: s.reqPerSec / smallBare,
+      large: l.reqPerSec / largeBare,
     };
     return [
       {
@@ -457,15 +467,15 @@ function targetsSummary(runs: ChainRun[], stall: StallResult[], livePath?: LiveP
     });
   }
   for (const run of runs) {
-    const bare = run.http.find((r) => r.endpoint === BARE_CEILING);
+    const bare = bareReqPerSec(run.http);
     for (const r of run.http) {
       const target = r.target;
       if (!target) continue;
       const what = `${run.label} chain, ${r.name}`;
       if (target.shareOfBare !== undefined && bare) {
-        const ratio = r.reqPerSec / bare.reqPerSec;
+        const ratio = r.reqPerSec / bare;
         checks.push({
-          what: `${what}: share of the bare ceiling (${fmt(bare.reqPerSec)} req/s)`,
+          what: `${what}: share of the bare ceiling (${fmt(Math.round(bare))} req/s)`,
           target: `≥ ${target.shareOfBare * 100}%`,
           measured: `${Math.round(ratio * 100)}% (${fmt(r.reqPerSec)} req/s)`,
           met: ratio >= target.shareOfBare,
@@ -603,10 +613,10 @@ function renderMarkdown(report: {
     );
   }
   for (const r of report.runs) {
-    const bare = r.http.find((h) => h.endpoint === BARE_CEILING);
-    const lookup = r.http.find((h) => h.endpoint === LOOKUP_CEILING);
-    const share = (h: HttpResult, ceiling: HttpResult | undefined) =>
-      ceiling ? (h.reqPerSec / ceiling.reqPerSec).toFixed(2) : '';
+    const bare = bareReqPerSec(r.http);
+    const lookup = r.http.find((h) => h.endpoint === LOOKUP_CEILING)?.reqPerSec;
+    const share = (h: HttpResult, ceiling: number | undefined) =>
+      ceiling ? (h.reqPerSec / ceiling).toFixed(2) : '';
     lines.push(
       '',
       `**HTTP, ${r.label} chain** (${fmt(r.ingest.canonicalTxs)} txs; busiest account ${fmt(r.inputs.busy.txCount)} txs):`,
@@ -622,7 +632,8 @@ function renderMarkdown(report: {
   }
   lines.push(
     '',
-    '`load`: the 1-minute load average at the end of the case (2 cores: above 2, other work shared them).',
+    '`× bare`: of the mean of the bare route measured before the cases and after them; `load`: the 1-minute ' +
+      'load average at the end of the case (2 cores: above 2, other work shared them).',
   );
   if (report.omitted === 'beyond') {
     lines.push(
@@ -687,14 +698,19 @@ function renderMarkdown(report: {
     '| -------- | -------------------: | ---------------------: |',
     ...ORIGINAL_API.map((o) => `| ${o.what} | ${fmt(o.tiny)} | ${fmt(o.mid)} |`),
   );
+  // RESULTS.md's section lists the targets missed; latest.md has every check
+  const shown = report.omitted === undefined ? report.targets : report.targets.filter((c) => !c.met);
   lines.push(
     '',
-    '**Targets:**',
+    report.omitted === undefined
+      ? '**Targets:**'
+      : `**Targets missed** (${report.targets.length - shown.length} of ${report.targets.length} met; ` +
+          'every check: [results/latest.md](results/latest.md)):',
     '',
     '| check | target | measured | met |',
     '| ----- | ------ | -------: | :-: |',
   );
-  for (const c of report.targets) {
+  for (const c of shown) {
     lines.push(`| ${c.what} | ${c.target} | ${c.measured} | ${c.met ? 'yes' : '**no**'} |`);
   }
   if (ONLY === undefined)
