@@ -149,7 +149,7 @@ export interface HttpInputs {
   searchBlockHashes: string[];
   /** heights of blocks with at least BLOCK_TXS_DEEP + 50 txs: a deep page of a block's txs */
   fullBlocks: number[];
-  /** a block a tenth of the way up the chain: the cursor of a deep page of the block list */
+  /** a block a tenth of the way up the chain (a page above the genesis at least): a deep page's cursor */
   deepBlock: { indexBlockHash: string; height: number };
   canonicalTxs: number;
   contractCalls: number;
@@ -254,7 +254,7 @@ async function selectBeyondInputs(
     ORDER BY random() LIMIT ${COLD_SET}`;
   const [deep] = await sql<{ index_block_hash: string; block_height: number }[]>`
     SELECT index_block_hash, block_height FROM blocks
-    WHERE canonical AND block_height >= (SELECT block_height / 10 FROM chain_tip)
+    WHERE canonical AND block_height >= greatest((SELECT block_height / 10 FROM chain_tip), ${BLOCK_PAGE})
     ORDER BY block_height LIMIT 1`;
   const [counts] = await sql<{ txs: number; calls: number }[]>`
     SELECT count(*)::int AS txs, (count(*) FILTER (WHERE type_id = 2))::int AS calls
@@ -439,6 +439,9 @@ function tenCases(inputs: HttpInputs): HttpCase[] {
   ];
 }
 
+/** The page size of the block lists' cases (their maximum). */
+const BLOCK_PAGE = 30;
+
 /** The offset of a deep page of a block's txs (the bench chains' blocks hold ~200). */
 const BLOCK_TXS_DEEP = 100;
 
@@ -485,10 +488,15 @@ function beyondCases(inputs: HttpInputs): HttpCase[] {
   ]);
 
   const burnList = 'GET /extended/v2/burn-blocks';
-  add('burn blocks limit 30, first page', '', burnList, ['/extended/v2/burn-blocks?limit=30']);
-  add('burn blocks limit 30, deep page', `offset ${count(deepPageOffset(burnBlocks, 30))}`, burnList, [
-    `/extended/v2/burn-blocks?limit=30&offset=${deepPageOffset(burnBlocks, 30)}`,
+  add(`burn blocks limit ${BLOCK_PAGE}, first page`, '', burnList, [
+    `/extended/v2/burn-blocks?limit=${BLOCK_PAGE}`,
   ]);
+  add(
+    `burn blocks limit ${BLOCK_PAGE}, deep page`,
+    `offset ${count(deepPageOffset(burnBlocks, BLOCK_PAGE))}`,
+    burnList,
+    [`/extended/v2/burn-blocks?limit=${BLOCK_PAGE}&offset=${deepPageOffset(burnBlocks, BLOCK_PAGE)}`],
+  );
   add(
     'burn block by height or hash, cold',
     `${count(burnBlocks)} burn blocks`,
@@ -503,10 +511,13 @@ function beyondCases(inputs: HttpInputs): HttpCase[] {
   );
 
   const blockList = 'GET /extended/v2/blocks';
-  add('blocks limit 30, first page', '', blockList, ['/extended/v2/blocks?limit=30']);
-  add('blocks limit 30, deep page', `cursor at height ${count(inputs.deepBlock.height)}`, blockList, [
-    `/extended/v2/blocks?limit=30&cursor=${inputs.deepBlock.indexBlockHash}`,
-  ]);
+  add(`blocks limit ${BLOCK_PAGE}, first page`, '', blockList, [`/extended/v2/blocks?limit=${BLOCK_PAGE}`]);
+  add(
+    `blocks limit ${BLOCK_PAGE}, deep page`,
+    `cursor at height ${count(inputs.deepBlock.height)}`,
+    blockList,
+    [`/extended/v2/blocks?limit=${BLOCK_PAGE}&cursor=${inputs.deepBlock.indexBlockHash}`],
+  );
   const blockTxs = 'GET /extended/v2/blocks/:height_or_hash/transactions';
   add("block's txs limit 50, cold, first page", `${count(inputs.heights.length)} blocks`, blockTxs, [
     ...inputs.heights.map((h) => `/extended/v2/blocks/${h}/transactions?limit=50`),
