@@ -10,12 +10,13 @@
 // comparable. A case is called slower (or faster) only when the ratio of the medians leaves the noise band,
 // the spread seen between rounds of the same side.
 //
-//   npm run bench:compare -- --base <ref> [--head <ref>] [--cases <text,...>] [--chain tiny,small]
+//   npm run bench:compare -- --base <ref> [--head <ref>] [--only ten|beyond] [--cases <text,...>] [--chain tiny,small]
 //                            [--rounds 3] [--seconds 5] [--warmup 1] [--connections 32] [--durability off|full]
 //                            [--keep-worktrees]
 //
-// --head defaults to this working tree (uncommitted changes included). Writes bench/results/compare-latest.md
-// and prints it.
+// --only picks the family of cases (bench/http.ts: the ten endpoints of the first contract, the default, or the
+// routes beyond them), --cases those of it whose names hold one of the texts. --head defaults to this working
+// tree (uncommitted changes included). Writes bench/results/compare-latest.md and prints it.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -26,6 +27,7 @@ import { startPostgres } from '../test/support/postgres.js';
 import {
   BARE_CEILING,
   LOOKUP_CEILING,
+  type CaseFamily,
   httpCases,
   runCase,
   selectInputs,
@@ -49,6 +51,7 @@ const { values } = parseArgs({
     base: { type: 'string' },
     head: { type: 'string' },
     cases: { type: 'string' },
+    only: { type: 'string', default: 'ten' },
     chain: { type: 'string', default: 'tiny,small' },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '5' },
@@ -78,7 +81,7 @@ interface Side {
 
 function usage(message: string): never {
   process.stderr.write(
-    `${message}\nusage: npm run bench:compare -- --base <ref> [--head <ref>] [--cases <text,...>] ` +
+    `${message}\nusage: npm run bench:compare -- --base <ref> [--head <ref>] [--only ten|beyond] [--cases <text,...>] ` +
       `[--chain tiny,small] [--rounds 3] [--seconds 5] [--warmup 1] [--connections 32] [--durability off|full]\n`,
   );
   process.exit(2);
@@ -202,7 +205,14 @@ async function compareChain(
   label: keyof typeof BENCH_CHAINS,
   sides: [Side, Side],
   cluster: Awaited<ReturnType<typeof startPostgres>>,
-  options: { rounds: number; seconds: number; warmup: number; connections: number; filter: string[] },
+  options: {
+    rounds: number;
+    seconds: number;
+    warmup: number;
+    connections: number;
+    family: CaseFamily;
+    filter: string[];
+  },
 ): Promise<ChainComparison> {
   const { file } = await benchChain({ ...BENCH_CHAINS[label], seed: BENCH_SEED, dir: join(here, 'out') });
   const pgPid = postmasterPid(cluster);
@@ -228,6 +238,7 @@ async function compareChain(
     (c) =>
       c.endpoint !== BARE_CEILING &&
       c.endpoint !== LOOKUP_CEILING &&
+      c.family === options.family &&
       (options.filter.length === 0 || options.filter.some((f) => c.name.toLowerCase().includes(f))),
   );
   if (cases.length === 0) usage(`--cases matches none of: ${all.map((c) => c.name).join('; ')}`);
@@ -393,6 +404,11 @@ function renderMarkdown(report: {
   return lines.join('\n');
 }
 
+function family(only: string): CaseFamily {
+  if (only !== 'ten' && only !== 'beyond') usage(`--only: ten or beyond, got "${only}"`);
+  return only as CaseFamily;
+}
+
 async function main() {
   if (!values.base) usage('--base <ref> is required');
   const durability = DURABILITY[values.durability];
@@ -405,6 +421,7 @@ async function main() {
     warmup: positiveInteger('warmup', values.warmup, 0),
     connections: positiveInteger('connections', values.connections, 1),
     durability: values.durability,
+    family: family(values.only),
     filter: (values.cases ?? '')
       .split(',')
       .map((f) => f.trim().toLowerCase())

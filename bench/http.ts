@@ -3,6 +3,7 @@
 // autocannon with realistic inputs picked from the database: hot and cold ids, busy and quiet principals,
 // deep offsets.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { Sql } from '../src/store/db.js';
@@ -89,9 +90,21 @@ export interface Target {
 /** Single objects: half of what Fastify alone serves. */
 const SINGLE_OBJECT: Target = { shareOfBare: 0.5 };
 
+/**
+ * Which set a case belongs to: the two ceilings, the ten endpoints of the first contract, or the routes added
+ * beyond them (issue 31), which `npm run bench -- --only beyond` runs beside the ceilings alone.
+ */
+export type CaseFamily = 'ceiling' | 'ten' | 'beyond';
+
 /** One load: a name, the endpoint it exercises, and the paths requested in turn (shared by all connections). */
 export interface HttpCase {
   name: string;
+  /**
+   * The same case on every chain (a name may carry a chain's own counts): how a small-chain result is set
+   * beside the large chain's, for the growth with history size. The name when absent.
+   */
+  key?: string;
+  family?: CaseFamily;
   endpoint: string;
   target?: Target;
   paths: string[];
@@ -99,6 +112,8 @@ export interface HttpCase {
 
 export interface HttpResult {
   name: string;
+  key: string;
+  family: CaseFamily;
   endpoint: string;
   target?: Target;
   requests: number;
@@ -109,6 +124,8 @@ export interface HttpResult {
   errors: number;
   /** CPU seconds used during the load by the API process and by PostgreSQL */
   cpuSeconds: { server: number; postgres: number };
+  /** the machine's 1-minute load average when the case ended (it is shared: other work moves the figures) */
+  loadAverage?: number;
 }
 
 /** What the cases pick from: read from the indexed chain. */
@@ -123,6 +140,23 @@ export interface HttpInputs {
   quiet: string[];
   busyTxs: string[];
   contracts: string[];
+  /** principals of about the median tx count (a wallet, where the busiest is an exchange), and that median */
+  typical: { txCount: number; principals: string[] };
+  /** (principal, tx) pairs of the typical principals' txs, over the history */
+  typicalTxs: { principal: string; txId: string }[];
+  burnHashes: string[];
+  /** block hashes (search finds a block by its hash, not its index block hash) */
+  searchBlockHashes: string[];
+  /** heights of blocks with at least BLOCK_TXS_DEEP + 50 txs: a deep page of a block's txs */
+  fullBlocks: number[];
+  /** a block a tenth of the way up the chain (a page above the genesis at least): a deep page's cursor */
+  deepBlock: { indexBlockHash: string; height: number };
+  canonicalTxs: number;
+  contractCalls: number;
+  /** the mempool's pending txs, its busiest sender and other senders */
+  mempool: { pending: number; busySender: string; senders: string[] };
+  /** the principal holding the most NFTs, how many, and other holders */
+  nft: { busy: { principal: string; held: number }; holders: string[] };
 }
 
 /**
@@ -160,7 +194,9 @@ export async function selectInputs(sql: Sql): Promise<HttpInputs> {
     ORDER BY random() LIMIT ${COLD_SET}`;
   const contracts = await sql<{ contract_id: string }[]>`
     SELECT DISTINCT contract_id FROM smart_contracts WHERE canonical ORDER BY 1`;
+  const beyond = await selectBeyondInputs(sql, busy.principal);
   return {
+    ...beyond,
     tipHeight: tip.block_height,
     hotTx: hot.tx_id,
     coldTxs: coldTxs.map((r) => r.tx_id),
@@ -172,6 +208,81 @@ export async function selectInputs(sql: Sql): Promise<HttpInputs> {
     quiet: quiet.length > 0 ? quiet.map((r) => r.principal) : await leastBusy(sql),
     busyTxs: busyTxs.map((r) => r.tx_id),
     contracts: contracts.map((r) => r.contract_id),
+  };
+}
+
+/** The inputs of the routes beyond the ten. */
+async function selectBeyondInputs(
+  sql: Sql,
+  busiest: string,
+): Promise<
+  Pick<
+    HttpInputs,
+    | 'typical'
+    | 'typicalTxs'
+    | 'burnHashes'
+    | 'fullBlocks'
+    | 'searchBlockHashes'
+    | 'deepBlock'
+    | 'canonicalTxs'
+    | 'contractCalls'
+    | 'mempool'
+    | 'nft'
+  >
+> {
+  const [{ median }] = await sql<{ median: number }[]>`
+    SELECT coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY tx_count), 1)::int AS median
+    FROM principal_stats WHERE tx_count > 0 AND position('.' IN principal) = 0`;
+  // from the median to 1.5 times it, so one deep offset (90% of the median) is inside every one's list
+  const typical = await sql<{ principal: string }[]>`
+    SELECT principal FROM principal_stats
+    WHERE tx_count BETWEEN ${median} AND ${Math.ceil(median * 1.5)} AND position('.' IN principal) = 0
+      AND principal <> ${busiest}
+    ORDER BY random() LIMIT 1000`;
+  // a small chain may have none in that band: then the busiest stands in
+  const principals = typical.length > 0 ? typical.map((r) => r.principal) : [busiest];
+  const typicalTxs = await sql<{ principal: string; tx_id: string }[]>`
+    SELECT principal, tx_id FROM principal_txs
+    WHERE principal = ANY(${principals.slice(0, 200)}) AND ordinal IS NOT NULL
+    ORDER BY random() LIMIT ${COLD_SET}`;
+  const burnHashes = await sql<{ burn_block_hash: string }[]>`
+    SELECT DISTINCT burn_block_hash FROM blocks WHERE canonical ORDER BY 1`;
+  const searchBlockHashes = await sql<{ block_hash: string }[]>`
+    SELECT block_hash FROM blocks WHERE canonical ORDER BY random() LIMIT 1000`;
+  const fullBlocks = await sql<{ block_height: number }[]>`
+    SELECT block_height FROM blocks WHERE canonical AND tx_count >= ${BLOCK_TXS_DEEP + 50}
+    ORDER BY random() LIMIT ${COLD_SET}`;
+  const [deep] = await sql<{ index_block_hash: string; block_height: number }[]>`
+    SELECT index_block_hash, block_height FROM blocks
+    WHERE canonical AND block_height >= greatest((SELECT block_height / 10 FROM chain_tip), ${BLOCK_PAGE})
+    ORDER BY block_height LIMIT 1`;
+  const [counts] = await sql<{ txs: number; calls: number }[]>`
+    SELECT count(*)::int AS txs, (count(*) FILTER (WHERE type_id = 2))::int AS calls
+    FROM txs WHERE canonical AND microblock_canonical AND index_block_hash <> ''`;
+  const senders = await sql<{ sender_address: string; pending: number }[]>`
+    SELECT sender_address, count(*)::int AS pending FROM mempool_txs WHERE NOT pruned
+    GROUP BY sender_address ORDER BY 2 DESC, 1`;
+  const holders = await sql<{ owner: string; held: number }[]>`
+    SELECT owner, count(*)::int AS held FROM nft_custody WHERE position('.' IN owner) = 0
+    GROUP BY owner ORDER BY 2 DESC, 1`;
+  return {
+    typical: { txCount: median, principals },
+    typicalTxs: typicalTxs.map((r) => ({ principal: r.principal, txId: r.tx_id })),
+    burnHashes: burnHashes.map((r) => r.burn_block_hash),
+    fullBlocks: fullBlocks.map((r) => r.block_height),
+    searchBlockHashes: searchBlockHashes.map((r) => r.block_hash),
+    deepBlock: { indexBlockHash: deep.index_block_hash, height: deep.block_height },
+    canonicalTxs: counts.txs,
+    contractCalls: counts.calls,
+    mempool: {
+      pending: senders.reduce((n, r) => n + r.pending, 0),
+      busySender: senders[0]?.sender_address ?? busiest,
+      senders: senders.length > 1 ? senders.slice(1, 1001).map((r) => r.sender_address) : principals,
+    },
+    nft: {
+      busy: { principal: holders[0]?.owner ?? busiest, held: holders[0]?.held ?? 0 },
+      holders: holders.length > 1 ? holders.slice(1, 1001).map((r) => r.owner) : principals,
+    },
   };
 }
 
@@ -193,8 +304,21 @@ function groups<T>(items: T[], size: number, count: number): T[][] {
 export const BARE_CEILING = 'ceiling: bare';
 export const LOOKUP_CEILING = 'ceiling: lookup';
 
-/** The cases of one run: every endpoint of the contract with its target, and the two ceilings (first). */
+/**
+ * The cases of one run: the two ceilings (first), every endpoint of the first contract with its target, and
+ * the routes beyond it.
+ */
 export function httpCases(inputs: HttpInputs): HttpCase[] {
+  const [bare, lookup, ...ten] = tenCases(inputs);
+  return [
+    { ...bare, family: 'ceiling' },
+    { ...lookup, family: 'ceiling' },
+    ...ten.map((c): HttpCase => ({ ...c, family: 'ten' })),
+    ...beyondCases(inputs).map((c): HttpCase => ({ ...c, family: 'beyond' })),
+  ];
+}
+
+function tenCases(inputs: HttpInputs): HttpCase[] {
   const deepOffset = Math.max(0, Math.floor(inputs.busy.txCount * 0.9) - 50);
   const busy = inputs.busy.principal;
   const busyCount = inputs.busy.txCount.toLocaleString('en-US');
@@ -315,6 +439,183 @@ export function httpCases(inputs: HttpInputs): HttpCase[] {
   ];
 }
 
+/** The page size of the block lists' cases (their maximum). */
+const BLOCK_PAGE = 30;
+
+/** The offset of a deep page of a block's txs (the bench chains' blocks hold ~200). */
+const BLOCK_TXS_DEEP = 100;
+
+/** A tenth of the way from the end of a list of `total` items: a deep page of size `limit`. */
+const deepPageOffset = (total: number, limit: number) => Math.max(0, Math.floor(total * 0.9) - limit);
+const count = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * The routes beyond the ten (issue 31), measured as the ten are: the busiest principal and typical ones (about
+ * the median tx count), the first page and a deep one (90% into the list) of each list, cold walks for single
+ * objects. No per-case target here: the suite sets each beside the bare route of its run, and the large chain
+ * beside the small one (`key` names the case on both).
+ */
+function beyondCases(inputs: HttpInputs): HttpCase[] {
+  const busy = inputs.busy.principal;
+  const typical = inputs.typical.principals;
+  const typicalCount = count(inputs.typical.txCount);
+  const busyDeep = deepPageOffset(inputs.busy.txCount, 50);
+  const typicalDeep = deepPageOffset(inputs.typical.txCount, 50);
+  const burnBlocks = inputs.burnHeights.length;
+  const cases: HttpCase[] = [];
+  const add = (key: string, detail: string, endpoint: string, paths: string[]) =>
+    cases.push({ key, name: detail ? `${key} (${detail})` : key, endpoint, paths });
+
+  const addressTxs = 'GET /extended/v2/addresses/:address/transactions';
+  add('v2 address txs limit 50, busiest, first page', `${count(inputs.busy.txCount)} txs`, addressTxs, [
+    `/extended/v2/addresses/${busy}/transactions?limit=50`,
+  ]);
+  add('v2 address txs limit 50, busiest, deep page', `offset ${count(busyDeep)}`, addressTxs, [
+    `/extended/v2/addresses/${busy}/transactions?limit=50&offset=${busyDeep}`,
+  ]);
+  add('v2 address txs limit 50, typical, first page', `~${typicalCount} txs each`, addressTxs, [
+    ...typical.map((p) => `/extended/v2/addresses/${p}/transactions?limit=50`),
+  ]);
+  add('v2 address txs limit 50, typical, deep page', `offset ${count(typicalDeep)}`, addressTxs, [
+    ...typical.map((p) => `/extended/v2/addresses/${p}/transactions?limit=50&offset=${typicalDeep}`),
+  ]);
+  const events = 'GET /extended/v2/addresses/:address/transactions/:tx_id/events';
+  add('v2 address tx events, busiest, cold txs', `${count(inputs.busyTxs.length)} txs`, events, [
+    ...inputs.busyTxs.map((id) => `/extended/v2/addresses/${busy}/transactions/${id}/events`),
+  ]);
+  add('v2 address tx events, typical, cold txs', `${count(inputs.typicalTxs.length)} txs`, events, [
+    ...inputs.typicalTxs.map((t) => `/extended/v2/addresses/${t.principal}/transactions/${t.txId}/events`),
+  ]);
+
+  const burnList = 'GET /extended/v2/burn-blocks';
+  add(`burn blocks limit ${BLOCK_PAGE}, first page`, '', burnList, [
+    `/extended/v2/burn-blocks?limit=${BLOCK_PAGE}`,
+  ]);
+  add(
+    `burn blocks limit ${BLOCK_PAGE}, deep page`,
+    `offset ${count(deepPageOffset(burnBlocks, BLOCK_PAGE))}`,
+    burnList,
+    [`/extended/v2/burn-blocks?limit=${BLOCK_PAGE}&offset=${deepPageOffset(burnBlocks, BLOCK_PAGE)}`],
+  );
+  add(
+    'burn block by height or hash, cold',
+    `${count(burnBlocks)} burn blocks`,
+    'GET /extended/v2/burn-blocks/:height_or_hash',
+    inputs.burnHeights.map((h, i) => `/extended/v2/burn-blocks/${i % 2 === 0 ? h : inputs.burnHashes[i]}`),
+  );
+  add(
+    "burn block's blocks, cold",
+    `${count(burnBlocks)} burn blocks`,
+    'GET /extended/v2/burn-blocks/:height_or_hash/blocks',
+    inputs.burnHeights.map((h) => `/extended/v2/burn-blocks/${h}/blocks`),
+  );
+
+  const blockList = 'GET /extended/v2/blocks';
+  add(`blocks limit ${BLOCK_PAGE}, first page`, '', blockList, [`/extended/v2/blocks?limit=${BLOCK_PAGE}`]);
+  add(
+    `blocks limit ${BLOCK_PAGE}, deep page`,
+    `cursor at height ${count(inputs.deepBlock.height)}`,
+    blockList,
+    [`/extended/v2/blocks?limit=${BLOCK_PAGE}&cursor=${inputs.deepBlock.indexBlockHash}`],
+  );
+  const blockTxs = 'GET /extended/v2/blocks/:height_or_hash/transactions';
+  add("block's txs limit 50, cold, first page", `${count(inputs.heights.length)} blocks`, blockTxs, [
+    ...inputs.heights.map((h) => `/extended/v2/blocks/${h}/transactions?limit=50`),
+  ]);
+  add(
+    `block's txs limit 50, cold, offset ${BLOCK_TXS_DEEP}`,
+    `${count(inputs.fullBlocks.length)} blocks`,
+    blockTxs,
+    [
+      ...inputs.fullBlocks.map(
+        (h) => `/extended/v2/blocks/${h}/transactions?limit=50&offset=${BLOCK_TXS_DEEP}`,
+      ),
+    ],
+  );
+
+  const txList = 'GET /extended/v1/tx';
+  add('recent txs limit 50, first page', '', txList, ['/extended/v1/tx?limit=50']);
+  add('recent txs limit 50, deep page', `offset ${count(deepPageOffset(inputs.canonicalTxs, 50))}`, txList, [
+    `/extended/v1/tx?limit=50&offset=${deepPageOffset(inputs.canonicalTxs, 50)}`,
+  ]);
+  add('recent txs limit 50, contract_call, first page', '', txList, [
+    '/extended/v1/tx?limit=50&type=contract_call',
+  ]);
+  const callsDeep = deepPageOffset(inputs.contractCalls, 50);
+  add('recent txs limit 50, contract_call, deep page', `offset ${count(callsDeep)}`, txList, [
+    `/extended/v1/tx?limit=50&type=contract_call&offset=${callsDeep}`,
+  ]);
+
+  const pending = count(inputs.mempool.pending);
+  const mempoolList = 'GET /extended/v1/tx/mempool';
+  add('mempool txs limit 50, first page', `${pending} pending`, mempoolList, [
+    '/extended/v1/tx/mempool?limit=50',
+  ]);
+  add(
+    'mempool txs limit 50, deep page',
+    `offset ${count(deepPageOffset(inputs.mempool.pending, 50))}`,
+    mempoolList,
+    [`/extended/v1/tx/mempool?limit=50&offset=${deepPageOffset(inputs.mempool.pending, 50)}`],
+  );
+  const addressMempool = 'GET /extended/v1/address/:principal/mempool';
+  add('address mempool limit 50, busiest sender', '', addressMempool, [
+    `/extended/v1/address/${inputs.mempool.busySender}/mempool?limit=50`,
+  ]);
+  add('address mempool limit 50, other senders', `${count(inputs.mempool.senders.length)}`, addressMempool, [
+    ...inputs.mempool.senders.map((p) => `/extended/v1/address/${p}/mempool?limit=50`),
+  ]);
+
+  const principalCases: [string, string, (p: string) => string][] = [
+    ['nonces', 'GET /extended/v1/address/:principal/nonces', (p) => `/extended/v1/address/${p}/nonces`],
+    ['v1 stx balance', 'GET /extended/v1/address/:principal/stx', (p) => `/extended/v1/address/${p}/stx`],
+    [
+      'v2 stx balance',
+      'GET /extended/v2/addresses/:principal/balances/stx',
+      (p) => `/extended/v2/addresses/${p}/balances/stx`,
+    ],
+    [
+      'v2 ft balances',
+      'GET /extended/v2/addresses/:principal/balances/ft',
+      (p) => `/extended/v2/addresses/${p}/balances/ft`,
+    ],
+  ];
+  for (const [what, endpoint, path] of principalCases) {
+    add(`${what}, busiest`, `${count(inputs.busy.txCount)} txs`, endpoint, [path(busy)]);
+    add(`${what}, typical`, `~${typicalCount} txs each`, endpoint, typical.map(path));
+  }
+
+  const holdings = 'GET /extended/v1/tokens/nft/holdings';
+  const heldDeep = deepPageOffset(inputs.nft.busy.held, 50);
+  const holder = inputs.nft.busy.principal;
+  add('NFT holdings limit 50, busiest holder, first page', `${count(inputs.nft.busy.held)} held`, holdings, [
+    `/extended/v1/tokens/nft/holdings?principal=${holder}&limit=50`,
+  ]);
+  add('NFT holdings limit 50, busiest holder, deep page', `offset ${count(heldDeep)}`, holdings, [
+    `/extended/v1/tokens/nft/holdings?principal=${holder}&limit=50&offset=${heldDeep}`,
+  ]);
+  add('NFT holdings limit 50, other holders', `${count(inputs.nft.holders.length)}`, holdings, [
+    ...inputs.nft.holders.map((p) => `/extended/v1/tokens/nft/holdings?principal=${p}&limit=50`),
+  ]);
+
+  add(
+    'contract by id',
+    `${count(inputs.contracts.length)} contracts`,
+    'GET /extended/v1/contract/:contract_id',
+    inputs.contracts.map((id) => `/extended/v1/contract/${id}`),
+  );
+  const search = 'GET /extended/v1/search/:id';
+  add('search, cold tx ids', `${count(inputs.coldTxs.length)}`, search, [
+    ...inputs.coldTxs.map((id) => `/extended/v1/search/${id}`),
+  ]);
+  add('search, block hashes and principals', '', search, [
+    ...inputs.searchBlockHashes.flatMap((hash, i) => [
+      `/extended/v1/search/${hash}`,
+      `/extended/v1/search/${typical[i % typical.length]}`,
+    ]),
+  ]);
+  return cases;
+}
+
 /** The quiet accounts' balances case: a busy principal's balances must be within 2x of its latency. */
 export const BALANCES_QUIET = 'balances, quiet accounts (1-3 txs)';
 
@@ -367,6 +668,8 @@ export async function runCase(
   const requests = r.requests.total;
   return {
     name: c.name,
+    key: c.key ?? c.name,
+    family: c.family ?? 'ten',
     endpoint: c.endpoint,
     target: c.target,
     requests,
@@ -382,5 +685,6 @@ export async function runCase(
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
     cpuSeconds: { server: Math.round(server * 100) / 100, postgres: Math.round(postgres * 100) / 100 },
+    loadAverage: Math.round(loadavg()[0] * 100) / 100,
   };
 }

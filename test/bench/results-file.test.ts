@@ -91,7 +91,8 @@ describe('bench/RESULTS.md', () => {
     assert.ok(start > 0 && end > start, 'both markers, in order');
     assert.equal(results.indexOf(RUN_SECTION_BEGIN, start + 1), -1, 'one begin marker');
     assert.equal(results.indexOf(RUN_SECTION_END, end + 1), -1, 'one end marker');
-    assert.match(results.slice(start, end), /\*\*Targets:\*\*/, 'the run section holds the targets table');
+    // the file's section lists the targets missed (bench/run.ts): every check is in results/latest.md
+    assert.match(results.slice(start, end), /\*\*Targets missed\*\* \(\d+ of \d+ met/, 'the targets missed');
 
     // The run's own markdown, put back, gives the file unchanged.
     const written = results.slice(start + RUN_SECTION_BEGIN.length + 2, end - 1);
