@@ -142,6 +142,10 @@ describe('interactive docs page in headless Chromium', () => {
     },
     get_block_by_burn_block_height: (body) =>
       assert.equal(json(body).burn_block_height, DEMO.burnBlockHeight),
+    get_block_by_burn_block_hash: (body) => assert.equal(json(body).burn_block_hash, DEMO.burnBlockHash),
+    get_block_by_hash: (body) => assert.equal(json(body).hash, DEMO.blockHash),
+    get_block_by_height: (body) => assert.equal(json(body).height, DEMO.blockHeight),
+    get_microblock_by_hash: (body) => assert.equal(json(body).microblock_hash, DEMO.microblockHash),
     get_blocks: (body) => {
       const answer = page5(body);
       assert.equal(answer.cursor, DEMO.indexBlockHash);
