@@ -24,7 +24,7 @@ export interface Nonces {
  * to bound (it refuses a tx chained too far ahead), but a list built from it should not grow with a number
  * a sender chose. The highest ones are listed.
  */
-export const MAX_MISSING_NONCES = 10_000;
+const MAX_MISSING_NONCES = 10_000;
 
 interface NonceRow {
   executed: string | null;
