@@ -27,6 +27,10 @@ export interface PushResult {
     maxMs: number;
     /** the observer's answer to each POST (the message's ingest and commit): what the latency holds of ingest */
     observerMs: { p50: number; max: number };
+    /** per event, its first subscriber's receipt, and the time from the first receipt to the last (the fan-out's
+     * own spread: one server loop sends to every subscriber, one client loop reads them), p50 over the events */
+    firstReceiptMs: { p50: number; max: number };
+    spreadMs: { p50: number; max: number };
   };
 }
 
@@ -111,7 +115,10 @@ export async function measurePush(options: {
       await Promise.all(listening.slice(i, i + 200).map(subscribeMempool));
     const latencies: number[] = [];
     const observed: number[] = [];
+    const firstReceipts: number[] = [];
+    const spreads: number[] = [];
     for (const tx of txs) {
+      const eventLatencies: number[] = [];
       const started = performance.now();
       const arrived = listening.map(
         (socket) =>
@@ -119,7 +126,7 @@ export async function measurePush(options: {
             const onMessage = (data: Buffer) => {
               const text = data.toString();
               if (!text.includes(tx.txid)) return;
-              latencies.push(performance.now() - started);
+              eventLatencies.push(performance.now() - started);
               socket.off('message', onMessage);
               resolve();
             };
@@ -129,9 +136,11 @@ export async function measurePush(options: {
       await chain.mempool([tx]);
       observed.push(performance.now() - started);
       await Promise.all(arrived);
+      latencies.push(...eventLatencies);
+      firstReceipts.push(Math.min(...eventLatencies));
+      spreads.push(Math.max(...eventLatencies) - Math.min(...eventLatencies));
     }
-    latencies.sort((a, b) => a - b);
-    observed.sort((a, b) => a - b);
+    for (const figures of [latencies, observed, firstReceipts, spreads]) figures.sort((a, b) => a - b);
     const round = (ms: number) => Math.round(ms * 10) / 10;
     return {
       idle: {
@@ -150,6 +159,11 @@ export async function measurePush(options: {
           p50: round(percentile(observed, 50)),
           max: round(observed[observed.length - 1] ?? 0),
         },
+        firstReceiptMs: {
+          p50: round(percentile(firstReceipts, 50)),
+          max: round(firstReceipts[firstReceipts.length - 1] ?? 0),
+        },
+        spreadMs: { p50: round(percentile(spreads, 50)), max: round(spreads[spreads.length - 1] ?? 0) },
       },
     };
   } finally {

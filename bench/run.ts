@@ -329,7 +329,8 @@ async function main() {
         `live push: ${fmt(push.idle.connections)} idle connections, ${push.idle.kbPerConnection} KB each ` +
           `(RSS ${push.idle.rssMB.before} → ${push.idle.rssMB.after} MB); fan-out to ${fmt(push.fanout.subscribers)} ` +
           `subscribers: p50 ${push.fanout.p50Ms} ms, p99 ${push.fanout.p99Ms} ms (the observer's answer: ` +
-          `p50 ${push.fanout.observerMs.p50} ms, max ${push.fanout.observerMs.max} ms)`,
+          `p50 ${push.fanout.observerMs.p50} ms, max ${push.fanout.observerMs.max} ms; first receipt p50 ` +
+          `${push.fanout.firstReceiptMs.p50} ms, first to last p50 ${push.fanout.spreadMs.p50} ms)`,
       );
     }
   } finally {
@@ -681,11 +682,12 @@ function renderMarkdown(report: {
       '**Live push** (a fresh `serve`, both doors; WebSocket clients of /extended/v1/ws on the same machine; ' +
         'latency from the observer POST of a mempool tx to its event at each subscriber; bench/push.ts):',
       '',
-      '| idle connections | opened in s | RSS before → after MB | KB per connection | subscribers | events | p50 ms | p99 ms | max ms | observer answer p50 / max ms |',
-      '| ---------------: | ----------: | --------------------: | ----------------: | ----------: | -----: | -----: | -----: | -----: | ---------------------------: |',
+      '| idle connections | opened in s | RSS before → after MB | KB per connection | subscribers | events | p50 ms | p99 ms | max ms | observer answer p50 / max ms | first receipt p50 / max ms | first to last p50 / max ms |',
+      '| ---------------: | ----------: | --------------------: | ----------------: | ----------: | -----: | -----: | -----: | -----: | ---------------------------: | -------------------------: | -------------------------: |',
       `| ${fmt(push.idle.connections)} | ${push.idle.openSeconds} | ${fmt(push.idle.rssMB.before)} → ${fmt(push.idle.rssMB.after)} | ` +
         `${push.idle.kbPerConnection} | ${fmt(push.fanout.subscribers)} | ${push.fanout.events} | ${push.fanout.p50Ms} | ` +
-        `${push.fanout.p99Ms} | ${push.fanout.maxMs} | ${push.fanout.observerMs.p50} / ${push.fanout.observerMs.max} |`,
+        `${push.fanout.p99Ms} | ${push.fanout.maxMs} | ${push.fanout.observerMs.p50} / ${push.fanout.observerMs.max} | ` +
+        `${push.fanout.firstReceiptMs.p50} / ${push.fanout.firstReceiptMs.max} | ${push.fanout.spreadMs.p50} / ${push.fanout.spreadMs.max} |`,
     );
   }
   lines.push(
