@@ -40,8 +40,8 @@ import {
 } from './topics.js';
 
 // One round's events, in chain order, each with its payload asked of the API at once (a few at a time):
-// the txs a fork switch or a micro-fork orphaned, then each new block with its txs' events and the microblocks built on it,
-// mempool changes between them in commit order. Only topics someone subscribes to are asked for.
+// the txs a fork switch or a micro-fork orphaned, then each new block with its txs' events and the microblocks
+// built on it, mempool changes between them in commit order. Only topics someone subscribes to are asked for.
 
 /** Payload asks a round runs at once (each an in-process request to the API). */
 const CONCURRENT_ASKS = 8;

@@ -231,6 +231,9 @@ for (const engine of testEngines(import.meta.url)) {
       const kept = await transferTx({ from: 'sponsor', to: bob, amount: 3, fee: 300, nonce: 0 });
       const wsOrphan = new Received<unknown>();
       const ioOrphan = new Received<unknown>();
+      // socket.io's mempool topic, subscribed since the first test: what comes from now on
+      const ioMempool = new Received<unknown>();
+      io.socket.on('mempool', ioMempool.push);
       await ws.subscribeTxUpdates(orphan.txid, wsOrphan.push);
       io.socket.on(`transaction:${orphan.txid}` as never, ioOrphan.push);
       await ioSubscribed(`transaction:${orphan.txid}`);
@@ -256,7 +259,10 @@ for (const engine of testEngines(import.meta.url)) {
       assert.deepEqual(orphaned, await txNow(orphan));
       assert.equal((orphaned as { tx_status: string }).tx_status, 'pending');
       assert.deepEqual(await ioOrphan.atLeast(2), [mined, orphaned]);
+      assert.deepEqual(await ioMempool.atLeast(1), [orphaned]);
       const balanceNow = await answer(`/extended/v1/address/${dave}/stx`);
+      // the 7 µSTX and 300 µSTX fee of `orphan`, pending again
+      assert.equal((balanceNow as { pending_balance_outbound: string }).pending_balance_outbound, '307');
       assert.deepEqual((await wsBalance.atLeast(2))[1], { address: dave, ...(balanceNow as object) });
       assert.deepEqual((await ioBalance.atLeast(2))[1], [dave, balanceNow]);
     });

@@ -168,6 +168,22 @@ for (const engine of testEngines(import.meta.url)) {
       tipIs(child, fork);
       assert.deepEqual(summary(await round()).microblocks, [], 'a micro-fork is pushed once');
 
+      // a block that confirms less of the stream than was pushed: the rest leaves the chain as a micro-fork's
+      const confirming = await chain.block({ confirms: [restream] });
+      changes = await round();
+      assert.deepEqual(summary(changes), {
+        orphaned: [],
+        blocks: [[confirming.height, confirming.block_hash, [tx.txid]]],
+        microblocks: [],
+        orphanedStream: { microblock_hashes: [fork.hash], tx_ids: [lone.txid] },
+        mempool: [],
+      });
+      assert.match(
+        changes.txVersions.get(tx.txid) ?? '',
+        new RegExp(`^mined:${confirming.index_block_hash}:`),
+      );
+      tipIs(confirming);
+
       // a dropped tx
       const stale = await transferTx({ from: 'dave', to: bob, amount: 1, fee: 300, nonce: 0 });
       await chain.mempool([stale]);
