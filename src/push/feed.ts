@@ -21,7 +21,8 @@ import type { Topic } from './topics.js';
 // into events, each placed where its change is in the chain: the txs a fork switch or a micro-fork orphaned,
 // then each new block with its txs' events and the microblocks built on it, mempool changes between them in
 // commit order. A tx subscription compares the tx's state (store/read/push.ts `txVersions`) with the one
-// last pushed, so it hears of every change, whatever made it. Rounds run one at a time; nothing is read while nobody subscribes.
+// last pushed, so it hears of every change, whatever made it. Rounds run one at a time; nothing is read
+// while nobody subscribes.
 
 export class PushFeed implements HubListener {
   private cursor: PushCursor | undefined;

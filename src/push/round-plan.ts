@@ -102,7 +102,7 @@ export class RoundPlan {
 
     // a fork switch: the txs of the blocks that left the chain
     for (const block of changes.orphaned) this.leftChain(block.tx_ids, this.touchedIn(block));
-    // a micro-fork: the txs of the pushed microblocks it replaced (the replacing ones follow)
+    // the txs of the pushed microblocks that left the stream (a micro-fork's replacing ones follow)
     this.leftChain(changes.orphanedStream.tx_ids, this.touchedInStream);
     const first = changes.blocks[0];
     if (changes.orphaned.length === 0 && first) this.microblocksOn(first.parent_index_block_hash);

@@ -184,6 +184,25 @@ for (const engine of testEngines(import.meta.url)) {
       );
       tipIs(confirming);
 
+      // a fork switch that orphans the pushed tip orphans the stream pushed on it too
+      const late = await chain.microblock({ txs: [{ tx: lone }] });
+      assert.deepEqual(summary(await round()).microblocks, [[0, late.hash]]);
+      tipIs(confirming, late);
+      const rival = await chain.block({ parent: child, txs: [] });
+      const rivalChild = await chain.block({ parent: rival, txs: [] });
+      changes = await round();
+      assert.deepEqual(summary(changes), {
+        orphaned: [[confirming.height, confirming.block_hash, [tx.txid]]],
+        blocks: [
+          [rival.height, rival.block_hash, []],
+          [rivalChild.height, rivalChild.block_hash, []],
+        ],
+        microblocks: [],
+        orphanedStream: { microblock_hashes: [late.hash], tx_ids: [lone.txid] },
+        mempool: [],
+      });
+      tipIs(rivalChild);
+
       // a dropped tx
       const stale = await transferTx({ from: 'dave', to: bob, amount: 1, fee: 300, nonce: 0 });
       await chain.mempool([stale]);

@@ -47,7 +47,10 @@ export interface PushMicroblock {
   parent_index_block_hash: string;
 }
 
-/** The pushed microblocks that left the canonical stream of a tip still canonical (a micro-fork). */
+/**
+ * The pushed microblocks that left the canonical stream: replaced by a micro-fork, left out by the block that
+ * confirmed the stream, or orphaned with the pushed tip by a fork switch.
+ */
 export interface OrphanedStream {
   /** the pushed microblocks no longer canonical, lowest sequence first */
   microblock_hashes: string[];
@@ -67,7 +70,7 @@ export interface ChainChanges {
   orphaned: PushBlock[];
   /** blocks that joined it, lowest first (after a switch: the winning fork from the fork point up) */
   blocks: PushBlock[];
-  /** the pushed microblocks a micro-fork (or a block confirming less of the stream) took off the chain */
+  /** the pushed microblocks that left the canonical stream since the cursor, with their txs */
   orphanedStream: OrphanedStream;
   /**
    * canonical microblocks streamed since the cursor, by anchor in chain order, then sequence; on the pushed
@@ -261,7 +264,7 @@ export async function readChangesSince(
 /** The microblocks a round pushes, and what it learnt of the stream pushed on the pushed tip. */
 interface StreamChanges {
   microblocks: PushMicroblock[];
-  /** the pushed microblocks no longer canonical (a micro-fork replaced them), lowest sequence first */
+  /** the pushed microblocks no longer canonical, lowest sequence first */
   replaced: string[];
   /** the last pushed microblock still canonical on the pushed tip (sequence -1, hash '': none) */
   kept: { microblock_sequence: number; microblock_hash: string };
@@ -285,27 +288,28 @@ async function microblocksSince(
     ...blocks.map((b) => b.index_block_hash),
   ];
   const canonical = anchors.length > 0 ? await microblocksOn(tx, anchors) : [];
-  const onPushed = canonical.filter(
-    (m) => samePushedTip && m.parent_index_block_hash === pushed.index_block_hash,
-  );
-  const forked =
-    samePushedTip &&
-    pushed.microblock_hash !== '' &&
-    !onPushed.some((m) => m.microblock_hash === pushed.microblock_hash);
-  // a canonical microblock's ancestors are canonical (a fork orphans from a sequence up): the pushed ones that
-  // left the stream are the end of the pushed line
-  const replaced = forked
+  const onPushed = samePushedTip
+    ? canonical.filter((m) => m.parent_index_block_hash === pushed.index_block_hash)
+    : [];
+  // the pushed microblock left the canonical stream: a micro-fork, a block that confirmed less of the
+  // stream, or a fork switch that orphaned the pushed tip and its stream with it
+  const left =
+    pushed.microblock_hash !== '' && !onPushed.some((m) => m.microblock_hash === pushed.microblock_hash);
+  // a canonical microblock's ancestors are canonical (a micro-fork orphans from a sequence up): the pushed
+  // ones that left the stream are the end of the pushed line
+  const replaced = left
     ? (await pushedStream(tx, pushed.microblock_hash, pushed.index_block_hash)).filter(
         (m) => !m.microblock_canonical,
       )
     : [];
   const resendFrom = replaced[0]?.microblock_sequence ?? pushed.microblock_sequence + 1;
   const keptRow = onPushed.filter((m) => m.microblock_sequence < resendFrom).at(-1);
-  const kept = !forked
-    ? { microblock_sequence: pushed.microblock_sequence, microblock_hash: pushed.microblock_hash }
-    : keptRow
-      ? { microblock_sequence: keptRow.microblock_sequence, microblock_hash: keptRow.microblock_hash }
-      : { microblock_sequence: -1, microblock_hash: '' };
+  const kept =
+    !left || !samePushedTip
+      ? { microblock_sequence: pushed.microblock_sequence, microblock_hash: pushed.microblock_hash }
+      : keptRow
+        ? { microblock_sequence: keptRow.microblock_sequence, microblock_hash: keptRow.microblock_hash }
+        : { microblock_sequence: -1, microblock_hash: '' };
   const order = new Map(anchors.map((hash, i) => [hash, i]));
   const microblocks = canonical
     .filter(
