@@ -17,11 +17,12 @@ import type { Topic } from './topics.js';
 // It wakes on the chain state's announcements (this process's ingest, or another's NOTIFY:
 // store/read/chain-state.ts) and, for a replica that hears none, on a look at the cached chain state every
 // CHAIN_STATE_TTL_MS. A round reads what changed since the last one (store/read/push.ts: the blocks that left
-// and joined the canonical chain, microblocks, mempool messages) and turns it into events, each placed where
-// its change is in the chain: the txs a fork switch orphaned, then each new block with its txs' events and
-// the microblocks built on it, mempool changes between them in commit order. A tx subscription compares the
-// tx's state (store/read/push.ts `txVersions`) with the one last pushed, so it hears of every change,
-// whatever made it. Rounds run one at a time; nothing is read while nobody subscribes.
+// and joined the canonical chain, microblocks, a micro-fork's orphaned stream, mempool messages) and turns it
+// into events, each placed where its change is in the chain: the txs a fork switch or a micro-fork orphaned,
+// then each new block with its txs' events and the microblocks built on it, mempool changes between them in
+// commit order. A tx subscription compares the tx's state (store/read/push.ts `txVersions`) with the one
+// last pushed, so it hears of every change, whatever made it. Rounds run one at a time; nothing is read
+// while nobody subscribes.
 
 export class PushFeed implements HubListener {
   private cursor: PushCursor | undefined;

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import {
   nftEventsInBlocks,
   principalTxsInBlocks,
+  principalTxsInStream,
   type ChainChanges,
   type NftEventRow,
   type PrincipalTxRow,
@@ -39,8 +40,8 @@ import {
 } from './topics.js';
 
 // One round's events, in chain order, each with its payload asked of the API at once (a few at a time):
-// the txs a fork switch orphaned, then each new block with its txs' events and the microblocks built on it,
-// mempool changes between them in commit order. Only topics someone subscribes to are asked for.
+// the txs a fork switch or a micro-fork orphaned, then each new block with its txs' events and the microblocks
+// built on it, mempool changes between them in commit order. Only topics someone subscribes to are asked for.
 
 /** Payload asks a round runs at once (each an in-process request to the API). */
 const CONCURRENT_ASKS = 8;
@@ -60,6 +61,8 @@ export class RoundPlan {
   private readonly mempoolPushed = new Set<string>();
   private nextMempool = 0;
   private touched: PrincipalTxRow[] = [];
+  /** the subscribed principals' rows among the txs of the orphaned stream */
+  private touchedInStream: PrincipalTxRow[] = [];
   private nftEvents: NftEventRow[] = [];
 
   constructor(
@@ -85,6 +88,7 @@ export class RoundPlan {
       [...changes.orphaned, ...changes.blocks].map((b) => b.index_block_hash),
       principals,
     );
+    this.touchedInStream = await principalTxsInStream(sql, changes.orphanedStream, principals);
     const wantsNft =
       hub.has(nftEventTopic.key) ||
       hub.topicsOf('nft-asset-event').length > 0 ||
@@ -96,14 +100,10 @@ export class RoundPlan {
       );
     }
 
-    // a fork switch: the txs of the blocks that left the chain (most are back in the mempool)
-    for (const block of changes.orphaned) {
-      for (const txId of block.tx_ids) {
-        this.txUpdate(txId);
-        this.mempoolTx(txId);
-      }
-      this.balances(block);
-    }
+    // a fork switch: the txs of the blocks that left the chain
+    for (const block of changes.orphaned) this.leftChain(block.tx_ids, this.touchedIn(block));
+    // the txs of the pushed microblocks that left the stream (a micro-fork's replacing ones follow)
+    this.leftChain(changes.orphanedStream.tx_ids, this.touchedInStream);
     const first = changes.blocks[0];
     if (changes.orphaned.length === 0 && first) this.microblocksOn(first.parent_index_block_hash);
     if (changes.blocks.length === 0) this.microblocksOn(changes.cursor.tip.index_block_hash);
@@ -122,15 +122,14 @@ export class RoundPlan {
     if (block.message_id !== null) this.mempoolUntil(block.message_id - 1);
     this.add(blockTopic, async () => messageOf(blockTopic, await blockPayload(this.ask, block.block_hash)));
     for (const txId of block.tx_ids) this.txUpdate(txId);
-    for (const row of this.touched) {
-      if (row.index_block_hash !== block.index_block_hash) continue;
+    for (const row of this.touchedIn(block)) {
       const topic = addressTransactionTopic(row.principal);
       this.add(topic, async () => {
         const text = await addressTransactionPayload(this.ask, row.principal, row.tx_id);
         return text === undefined ? undefined : addressTransactionMessage(topic as never, text);
       });
     }
-    this.balances(block);
+    this.balances(this.touchedIn(block));
     for (const event of this.nftEvents) {
       if (event.index_block_hash !== block.index_block_hash) continue;
       const payload = () => nftEventPayload(this.ask, event.tx_id, event.event_index);
@@ -178,11 +177,28 @@ export class RoundPlan {
     }
   }
 
-  /** The balance of each subscribed principal a block's txs touch (once per block). */
-  private balances(block: PushBlock) {
+  /**
+   * Txs that left the chain (orphaned with their block, or with their microblock): each one's update, a
+   * mempool event for those back in it, and the balance of the subscribed principals they touched.
+   */
+  private leftChain(txIds: string[], touched: PrincipalTxRow[]) {
+    for (const txId of txIds) {
+      this.txUpdate(txId);
+      this.mempoolTx(txId);
+    }
+    this.balances(touched);
+  }
+
+  /** The subscribed principals' rows among a block's txs. */
+  private touchedIn(block: PushBlock): PrincipalTxRow[] {
+    return this.touched.filter((row) => row.index_block_hash === block.index_block_hash);
+  }
+
+  /** The balance of each principal of these rows (once each: the rows of one block or one stream). */
+  private balances(touched: PrincipalTxRow[]) {
     const seen = new Set<string>();
-    for (const row of this.touched) {
-      if (row.index_block_hash !== block.index_block_hash || seen.has(row.principal)) continue;
+    for (const row of touched) {
+      if (seen.has(row.principal)) continue;
       seen.add(row.principal);
       const topic = addressBalanceTopic(row.principal);
       this.add(topic, async () => {

@@ -22,7 +22,8 @@ import { Received, TEST_PUSH_LIMITS } from './support.js';
 // Live push with the official client (@stacks/blockchain-api-client, unmodified) over both channels: a chain
 // with mempool churn, a block, a fork switch, a microblock and NFT events goes through the ingest path, and
 // every event received must be, in order, what the matching read endpoint answers at that moment. The second
-// test goes on with the same server and clients: block, microblock and STX balance events.
+// test goes on with the same server and clients: block, microblock and STX balance events; the third, a
+// micro-fork: the replacing microblock, and the updates of a tx it sent back to the mempool.
 
 after(stopOwnCluster);
 
@@ -36,6 +37,11 @@ for (const engine of testEngines(import.meta.url)) {
     let io: StacksApiSocketClient;
     /** the last microblock the first test streams: the second one streams after it */
     let stream: ChainMicroblock;
+    // what the second test subscribes to, and the third goes on receiving
+    const wsMicroblock = new Received<unknown>();
+    const ioMicroblock = new Received<unknown>();
+    const wsBalance = new Received<unknown>();
+    const ioBalance = new Received<unknown[]>();
 
     after(async () => {
       io?.socket.disconnect();
@@ -50,6 +56,13 @@ for (const engine of testEngines(import.meta.url)) {
       return res.json() as unknown;
     };
     const txNow = (tx: BuiltTx) => answer(`/extended/v1/tx/${tx.txid}?unanchored=true`);
+    /** Subscribes on socket.io and waits for the server's acknowledgement. */
+    const ioSubscribed = (topic: string) =>
+      new Promise<void>((resolve, reject) =>
+        io.socket.emit('subscribe', topic as never, (error: string | null) =>
+          error ? reject(new Error(error)) : resolve(),
+        ),
+      );
 
     test('both channels push tx updates, mempool changes, address txs and NFT events, reorgs included', async () => {
       api = await startTestApi({ engine, listen: true, push: { limits: TEST_PUSH_LIMITS } });
@@ -179,19 +192,8 @@ for (const engine of testEngines(import.meta.url)) {
       const { chain } = api;
       const bob = addressOf('bob');
       const dave = addressOf('dave');
-      /** Subscribes on socket.io and waits for the server's acknowledgement. */
-      const ioSubscribed = (topic: string) =>
-        new Promise<void>((resolve, reject) =>
-          io.socket.emit('subscribe', topic as never, (error: string | null) =>
-            error ? reject(new Error(error)) : resolve(),
-          ),
-        );
       const wsBlock = new Received<unknown>();
-      const wsMicroblock = new Received<unknown>();
-      const wsBalance = new Received<unknown>();
       const ioBlock = new Received<unknown>();
-      const ioMicroblock = new Received<unknown>();
-      const ioBalance = new Received<unknown[]>();
       await ws.subscribeBlocks(wsBlock.push);
       await ws.subscribeMicroblocks(wsMicroblock.push);
       await ws.subscribeAddressBalanceUpdates(dave, wsBalance.push);
@@ -214,6 +216,55 @@ for (const engine of testEngines(import.meta.url)) {
       const balanceNow = await answer(`/extended/v1/address/${dave}/stx`);
       assert.deepEqual(await wsBalance.atLeast(1), [{ address: dave, ...(balanceNow as object) }]);
       assert.deepEqual(await ioBalance.atLeast(1), [[dave, balanceNow]]);
+    });
+
+    test('a micro-fork pushes the replacing microblock and the updates of the tx it orphaned', async () => {
+      const { chain } = api;
+      const bob = addressOf('bob');
+      const dave = addressOf('dave');
+      // what the second test left received: one of each
+      assert.deepEqual(
+        [wsMicroblock, ioMicroblock, wsBalance, ioBalance].map((r) => r.items.length),
+        [1, 1, 1, 1],
+      );
+      const orphan = await transferTx({ from: 'dave', to: bob, amount: 7, fee: 300, nonce: 1 });
+      const kept = await transferTx({ from: 'sponsor', to: bob, amount: 3, fee: 300, nonce: 0 });
+      const wsOrphan = new Received<unknown>();
+      const ioOrphan = new Received<unknown>();
+      // socket.io's mempool topic, subscribed since the first test: what comes from now on
+      const ioMempool = new Received<unknown>();
+      io.socket.on('mempool', ioMempool.push);
+      await ws.subscribeTxUpdates(orphan.txid, wsOrphan.push);
+      io.socket.on(`transaction:${orphan.txid}` as never, ioOrphan.push);
+      await ioSubscribed(`transaction:${orphan.txid}`);
+
+      const streamed = await chain.microblock({
+        txs: [{ tx: orphan, events: [ev.stxTransfer(dave, bob, 7)] }, { tx: kept }],
+      });
+      assert.deepEqual(
+        (await wsMicroblock.atLeast(2))[1],
+        await answer(`/extended/v1/microblock/${streamed.hash}`),
+      );
+      const [mined] = await wsOrphan.atLeast(1);
+      assert.equal((mined as { microblock_hash: string }).microblock_hash, streamed.hash);
+
+      // the miner re-streams sequence 0 without `orphan`: the replacing microblock is pushed, and `orphan`,
+      // back in the mempool, is pushed as its route now answers it (so is its sender's balance)
+      const replacing = await chain.microblock({ txs: [{ tx: kept }], sequence: 0 });
+      const replacingNow = await answer(`/extended/v1/microblock/${replacing.hash}`);
+      assert.equal((replacingNow as { microblock_sequence: number }).microblock_sequence, 0);
+      assert.deepEqual((await wsMicroblock.atLeast(3))[2], replacingNow);
+      assert.deepEqual((await ioMicroblock.atLeast(3))[2], replacingNow);
+      const [, orphaned] = await wsOrphan.atLeast(2);
+      assert.deepEqual(orphaned, await txNow(orphan));
+      assert.equal((orphaned as { tx_status: string }).tx_status, 'pending');
+      assert.deepEqual(await ioOrphan.atLeast(2), [mined, orphaned]);
+      assert.deepEqual(await ioMempool.atLeast(1), [orphaned]);
+      const balanceNow = await answer(`/extended/v1/address/${dave}/stx`);
+      // the 7 µSTX and 300 µSTX fee of `orphan`, pending again
+      assert.equal((balanceNow as { pending_balance_outbound: string }).pending_balance_outbound, '307');
+      assert.deepEqual((await wsBalance.atLeast(2))[1], { address: dave, ...(balanceNow as object) });
+      assert.deepEqual((await ioBalance.atLeast(2))[1], [dave, balanceNow]);
     });
   });
 }

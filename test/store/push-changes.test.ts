@@ -8,24 +8,36 @@ import {
   type PushCursor,
 } from '../../src/store/read/push.js';
 import type { Store } from '../../src/store/store.js';
-import { addressOf, ev, TestChain, transferTx, type ChainBlock } from '../support/chain.js';
+import {
+  addressOf,
+  ev,
+  TestChain,
+  transferTx,
+  type ChainBlock,
+  type ChainMicroblock,
+} from '../support/chain.js';
 import { openTestStore, silentLogger, stopOwnCluster } from '../support/database.js';
 import { testEngines } from '../support/engines.js';
 
 // What live push reads (store/read/push.ts): from a cursor, what changed in the index, in one snapshot. A
 // chain goes through the real ingest path one change at a time, and each round must name exactly the blocks
 // that joined and left the canonical chain, the microblocks and the mempool messages since the last round,
-// the state of a watched tx, and where the next round starts; a round over its bounds stops early and says so.
+// the state of a watched tx, and where the next round starts; a micro-fork resends the stream from the first
+// sequence it replaced and names the replaced txs; a round over its bounds stops early and says so.
 
 after(stopOwnCluster);
 
-/** A round's changes as plain values: blocks by height and hash with their txs, microblocks, mempool. */
+/**
+ * A round's changes as plain values: blocks by height and hash with their txs, microblocks, the orphaned
+ * stream (only when there is one), mempool.
+ */
 function summary(changes: ChainChanges) {
   const block = (b: ChainChanges['blocks'][number]) => [b.block_height, b.block_hash, b.tx_ids];
   return {
     orphaned: changes.orphaned.map(block),
     blocks: changes.blocks.map(block),
     microblocks: changes.microblocks.map((m) => [m.microblock_sequence, m.microblock_hash]),
+    ...(changes.orphanedStream.microblock_hashes.length > 0 && { orphanedStream: changes.orphanedStream }),
     mempool: changes.mempool.map((m) => ({ added: m.added, dropped: m.dropped })),
   };
 }
@@ -46,6 +58,7 @@ for (const engine of testEngines(import.meta.url)) {
       let cursor: PushCursor = await readPushCursor(store.sql);
       assert.equal(cursor.tip.index_block_hash, base.index_block_hash);
       assert.equal(cursor.tip.microblock_sequence, -1);
+      assert.equal(cursor.tip.microblock_hash, '');
       const tx = await transferTx({ from: 'alice', to: bob, amount: 100, fee: 300, nonce: 0 });
       const round = async () => {
         const changes = await readChangesSince(store.sql, cursor, [tx.txid]);
@@ -53,11 +66,12 @@ for (const engine of testEngines(import.meta.url)) {
         cursor = changes.cursor;
         return changes;
       };
-      const tipIs = (block: ChainBlock, microblockSequence = -1) =>
+      const tipIs = (block: ChainBlock, microblock?: ChainMicroblock) =>
         assert.deepEqual(cursor.tip, {
           index_block_hash: block.index_block_hash,
           block_height: block.height,
-          microblock_sequence: microblockSequence,
+          microblock_sequence: microblock?.sequence ?? -1,
+          microblock_hash: microblock?.hash ?? '',
         });
 
       // nothing yet
@@ -114,11 +128,80 @@ for (const engine of testEngines(import.meta.url)) {
       assert.deepEqual(summary(changes).microblocks, [[0, first.hash]]);
       // mined in a microblock no block has confirmed yet: no anchor block
       assert.match(changes.txVersions.get(tx.txid) ?? '', new RegExp(`^mined::${first.hash}:`));
-      tipIs(child, 0);
+      tipIs(child, first);
       const other = await transferTx({ from: 'carol', to: bob, amount: 1, fee: 300, nonce: 0 });
       const second = await chain.microblock({ txs: [{ tx: other }], previous: first });
       assert.deepEqual(summary(await round()).microblocks, [[1, second.hash]], 'only the one not pushed');
-      tipIs(child, 1);
+      tipIs(child, second);
+
+      // a micro-fork from sequence 0: the miner re-streams the tx without `other`; both pushed microblocks
+      // leave the stream, and only `other` left the chain (the tx is mined again, in the replacing one)
+      const restream = await chain.microblock({
+        txs: [{ tx, events: [ev.stxTransfer(alice, bob, 100)] }],
+        sequence: 0,
+      });
+      changes = await round();
+      assert.deepEqual(summary(changes), {
+        orphaned: [],
+        blocks: [],
+        microblocks: [[0, restream.hash]],
+        orphanedStream: { microblock_hashes: [first.hash, second.hash], tx_ids: [other.txid] },
+        mempool: [],
+      });
+      assert.match(changes.txVersions.get(tx.txid) ?? '', new RegExp(`^mined::${restream.hash}:`));
+      tipIs(child, restream);
+
+      // a micro-fork from sequence 1: the stream is sent again from there, not from 0
+      const third = await chain.microblock({ txs: [{ tx: other }], previous: restream });
+      assert.deepEqual(summary(await round()).microblocks, [[1, third.hash]]);
+      const lone = await transferTx({ from: 'sponsor', to: bob, amount: 1, fee: 300, nonce: 0 });
+      const fork = await chain.microblock({ txs: [{ tx: lone }], previous: restream });
+      assert.equal(fork.sequence, 1);
+      changes = await round();
+      assert.deepEqual(summary(changes), {
+        orphaned: [],
+        blocks: [],
+        microblocks: [[1, fork.hash]],
+        orphanedStream: { microblock_hashes: [third.hash], tx_ids: [other.txid] },
+        mempool: [],
+      });
+      tipIs(child, fork);
+      assert.deepEqual(summary(await round()).microblocks, [], 'a micro-fork is pushed once');
+
+      // a block that confirms less of the stream than was pushed: the rest leaves the chain as a micro-fork's
+      const confirming = await chain.block({ confirms: [restream] });
+      changes = await round();
+      assert.deepEqual(summary(changes), {
+        orphaned: [],
+        blocks: [[confirming.height, confirming.block_hash, [tx.txid]]],
+        microblocks: [],
+        orphanedStream: { microblock_hashes: [fork.hash], tx_ids: [lone.txid] },
+        mempool: [],
+      });
+      assert.match(
+        changes.txVersions.get(tx.txid) ?? '',
+        new RegExp(`^mined:${confirming.index_block_hash}:`),
+      );
+      tipIs(confirming);
+
+      // a fork switch that orphans the pushed tip orphans the stream pushed on it too
+      const late = await chain.microblock({ txs: [{ tx: lone }] });
+      assert.deepEqual(summary(await round()).microblocks, [[0, late.hash]]);
+      tipIs(confirming, late);
+      const rival = await chain.block({ parent: child, txs: [] });
+      const rivalChild = await chain.block({ parent: rival, txs: [] });
+      changes = await round();
+      assert.deepEqual(summary(changes), {
+        orphaned: [[confirming.height, confirming.block_hash, [tx.txid]]],
+        blocks: [
+          [rival.height, rival.block_hash, []],
+          [rivalChild.height, rivalChild.block_hash, []],
+        ],
+        microblocks: [],
+        orphanedStream: { microblock_hashes: [late.hash], tx_ids: [lone.txid] },
+        mempool: [],
+      });
+      tipIs(rivalChild);
 
       // a dropped tx
       const stale = await transferTx({ from: 'dave', to: bob, amount: 1, fee: 300, nonce: 0 });

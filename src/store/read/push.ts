@@ -3,19 +3,24 @@ import type { Sql, TransactionSql } from '../db.js';
 import { laterPiecesColumn, readMessageText } from '../message-text.js';
 import { EventKind } from '../schema/codes.js';
 import { statement } from '../statement.js';
-import { visibleRow } from '../visibility.js';
+import { unconfirmedRow, visibleRow } from '../visibility.js';
 
 // What live push reads (src/push): what changed in the index since the last state a reader pushed. Ingest
 // applies messages one at a time, each in one transaction with its row in the raw log (observer_messages, ids
 // in commit order), so "since" is a position in that log plus the chain tip pushed last. A round reads, in one
 // snapshot: the blocks that left and joined the canonical chain (a fork switch included), the microblocks
-// streamed since, and the mempool messages (new and dropped txs), each placed in commit order by its log id.
+// streamed since (a micro-fork included: the miner re-streams from some sequence with other microblocks), and
+// the mempool messages (new and dropped txs), each placed in commit order by its log id.
 
-/** The block a reader has pushed last, and the last microblock of its stream it has pushed (-1: none). */
+/**
+ * The block a reader has pushed last, and the last microblock of its stream it has pushed (sequence -1 and
+ * hash '': none). The hash tells a micro-fork: the same sequence may later name another microblock.
+ */
 export interface PushedTip {
   index_block_hash: string;
   block_height: number;
   microblock_sequence: number;
+  microblock_hash: string;
 }
 
 /** Where a reader's pushing stands: the last log message and the chain tip it has pushed. */
@@ -42,6 +47,17 @@ export interface PushMicroblock {
   parent_index_block_hash: string;
 }
 
+/**
+ * The pushed microblocks that left the canonical stream: replaced by a micro-fork, left out by the block that
+ * confirmed the stream, or orphaned with the pushed tip by a fork switch.
+ */
+export interface OrphanedStream {
+  /** the pushed microblocks no longer canonical, lowest sequence first */
+  microblock_hashes: string[];
+  /** their txs that no visible row holds now (back in the mempool, or gone), in stream order */
+  tx_ids: string[];
+}
+
 /** One mempool message: the txs it added (`/new_mempool_tx`) or dropped (`/drop_mempool_tx`). */
 export interface MempoolChange {
   message_id: number;
@@ -54,7 +70,12 @@ export interface ChainChanges {
   orphaned: PushBlock[];
   /** blocks that joined it, lowest first (after a switch: the winning fork from the fork point up) */
   blocks: PushBlock[];
-  /** canonical microblocks streamed since the cursor, by anchor in chain order, then sequence */
+  /** the pushed microblocks that left the canonical stream since the cursor, with their txs */
+  orphanedStream: OrphanedStream;
+  /**
+   * canonical microblocks streamed since the cursor, by anchor in chain order, then sequence; on the pushed
+   * tip after a micro-fork, from the first sequence it replaced
+   */
   microblocks: PushMicroblock[];
   /** mempool messages since the cursor, in commit order */
   mempool: MempoolChange[];
@@ -71,7 +92,7 @@ const PUSH_ROUND_BLOCKS = 100;
 const PUSH_ROUND_MESSAGES = 1000;
 
 const readCursorRow = statement<PushedTip & { message_id: number }, []>(`
-  SELECT index_block_hash, block_height, microblock_sequence,
+  SELECT index_block_hash, block_height, microblock_sequence, microblock_hash,
     (SELECT coalesce(max(id), 0) FROM observer_messages)::int8 AS message_id
   FROM chain_tip`);
 
@@ -112,6 +133,35 @@ const microblocksOn = statement<PushMicroblock, [string[]]>(`
   SELECT microblock_hash, microblock_sequence, parent_index_block_hash
   FROM microblocks WHERE parent_index_block_hash = ANY($1::text[]) AND microblock_canonical
   ORDER BY microblock_sequence`);
+
+/** A pushed microblock and its ancestors in its stream on `$2`, with whether each is still canonical. */
+const pushedStream = statement<
+  { microblock_hash: string; microblock_sequence: number; microblock_canonical: boolean },
+  [string, string]
+>(`
+  WITH RECURSIVE line AS (
+    SELECT microblock_hash, microblock_sequence, microblock_parent_hash, microblock_canonical FROM microblocks
+    WHERE microblock_hash = $1 AND parent_index_block_hash = $2
+    UNION ALL
+    SELECT m.microblock_hash, m.microblock_sequence, m.microblock_parent_hash, m.microblock_canonical
+    FROM microblocks m JOIN line ON m.microblock_hash = line.microblock_parent_hash
+    WHERE m.parent_index_block_hash = $2 AND line.microblock_sequence > 0
+  )
+  SELECT microblock_hash, microblock_sequence, microblock_canonical FROM line ORDER BY microblock_sequence`);
+
+// The staged rows of orphaned microblocks stay (write/microblocks.ts orphanMicroblocks), so their txs are
+// still there to name; a tx the replacing stream (or a block since) mined again is visible there instead.
+const orphanedStreamTxsOf = statement<{ tx_id: string }, [string[]]>(`
+  SELECT t.tx_id FROM txs t
+  WHERE ${unconfirmedRow('t')} AND t.microblock_hash = ANY($1::text[])
+    AND NOT EXISTS (SELECT 1 FROM txs c WHERE c.tx_id = t.tx_id AND ${visibleRow('c', 'true')})
+  ORDER BY t.microblock_sequence, t.tx_index`);
+
+/** The txs of these orphaned microblocks that no visible row holds now, in stream order. */
+async function orphanedStreamTxs(tx: TransactionSql, microblockHashes: string[]): Promise<string[]> {
+  if (microblockHashes.length === 0) return [];
+  return (await orphanedStreamTxsOf(tx, microblockHashes)).map((r) => r.tx_id);
+}
 
 interface MempoolMessageRow {
   id: number;
@@ -191,13 +241,18 @@ export async function readChangesSince(
     }
 
     const samePushedTip = orphaned.length === 0 && forkPoint !== undefined;
-    const microblocks = await microblocksSince(tx, pushed, samePushedTip, blocks);
-    const tip = tipAfter(pushed, samePushedTip, forkPoint, blocks, microblocks);
+    const stream = await microblocksSince(tx, pushed, samePushedTip, blocks);
+    const tip = tipAfter(pushed, samePushedTip, forkPoint, blocks, stream);
+    const orphanedStream = {
+      microblock_hashes: stream.replaced,
+      tx_ids: await orphanedStreamTxs(tx, stream.replaced),
+    };
     const versions = await txVersions(tx, txIds);
     return {
       orphaned,
+      orphanedStream,
       blocks,
-      microblocks,
+      microblocks: stream.microblocks,
       mempool,
       cursor: { messageId: upTo, tip },
       complete,
@@ -206,35 +261,69 @@ export async function readChangesSince(
   });
 }
 
+/** The microblocks a round pushes, and what it learnt of the stream pushed on the pushed tip. */
+interface StreamChanges {
+  microblocks: PushMicroblock[];
+  /** the pushed microblocks no longer canonical, lowest sequence first */
+  replaced: string[];
+  /** the last pushed microblock still canonical on the pushed tip (sequence -1, hash '': none) */
+  kept: { microblock_sequence: number; microblock_hash: string };
+}
+
 /**
- * Microblocks: the stream on the pushed tip after its pushed sequence (when that tip is still canonical), and
- * the streams on the blocks taken (those they confirm come with the next block's, the unconfirmed one on the
- * tip last), by anchor in chain order, then sequence.
+ * Microblocks: the stream on the pushed tip after what was pushed of it (when that tip is still canonical),
+ * and the streams on the blocks taken (those they confirm come with the next block's, the unconfirmed one on
+ * the tip last), by anchor in chain order, then sequence. When the pushed microblock is no longer canonical
+ * (a micro-fork: the miner re-streamed from some sequence), the stream on the pushed tip is sent again from
+ * the first sequence whose pushed microblock left the canonical stream.
  */
 async function microblocksSince(
   tx: TransactionSql,
   pushed: PushedTip,
   samePushedTip: boolean,
   blocks: PushBlock[],
-): Promise<PushMicroblock[]> {
+): Promise<StreamChanges> {
   const anchors = [
     ...(samePushedTip ? [pushed.index_block_hash] : []),
     ...blocks.map((b) => b.index_block_hash),
   ];
-  if (anchors.length === 0) return [];
+  const canonical = anchors.length > 0 ? await microblocksOn(tx, anchors) : [];
+  const onPushed = samePushedTip
+    ? canonical.filter((m) => m.parent_index_block_hash === pushed.index_block_hash)
+    : [];
+  // the pushed microblock left the canonical stream: a micro-fork, a block that confirmed less of the
+  // stream, or a fork switch that orphaned the pushed tip and its stream with it
+  const left =
+    pushed.microblock_hash !== '' && !onPushed.some((m) => m.microblock_hash === pushed.microblock_hash);
+  // a canonical microblock's ancestors are canonical (a micro-fork orphans from a sequence up): the pushed
+  // ones that left the stream are the end of the pushed line
+  const replaced = left
+    ? (await pushedStream(tx, pushed.microblock_hash, pushed.index_block_hash)).filter(
+        (m) => !m.microblock_canonical,
+      )
+    : [];
+  const resendFrom = replaced[0]?.microblock_sequence ?? pushed.microblock_sequence + 1;
+  const keptRow = onPushed.filter((m) => m.microblock_sequence < resendFrom).at(-1);
+  const kept =
+    !left || !samePushedTip
+      ? { microblock_sequence: pushed.microblock_sequence, microblock_hash: pushed.microblock_hash }
+      : keptRow
+        ? { microblock_sequence: keptRow.microblock_sequence, microblock_hash: keptRow.microblock_hash }
+        : { microblock_sequence: -1, microblock_hash: '' };
   const order = new Map(anchors.map((hash, i) => [hash, i]));
-  return (await microblocksOn(tx, anchors))
+  const microblocks = canonical
     .filter(
       (m) =>
         !samePushedTip ||
         m.parent_index_block_hash !== pushed.index_block_hash ||
-        m.microblock_sequence > pushed.microblock_sequence,
+        m.microblock_sequence >= resendFrom,
     )
     .sort(
       (a, b) =>
         order.get(a.parent_index_block_hash)! - order.get(b.parent_index_block_hash)! ||
         a.microblock_sequence - b.microblock_sequence,
     );
+  return { microblocks, replaced: replaced.map((m) => m.microblock_hash), kept };
 }
 
 /** The tip a round leaves pushed: its last block (the pushed one when none), with its stream's last. */
@@ -243,22 +332,19 @@ function tipAfter(
   samePushedTip: boolean,
   forkPoint: { index_block_hash: string; block_height: number } | undefined,
   blocks: PushBlock[],
-  microblocks: PushMicroblock[],
+  stream: StreamChanges,
 ): PushedTip {
   const last = blocks[blocks.length - 1];
   const onPushed = !last && (samePushedTip || !forkPoint);
   const base: { index_block_hash: string; block_height: number } = last ?? (onPushed ? pushed : forkPoint!);
-  const onTip = microblocks.filter((m) => m.parent_index_block_hash === base.index_block_hash);
-  return {
-    index_block_hash: base.index_block_hash,
-    block_height: base.block_height,
-    microblock_sequence:
-      onTip.length > 0
-        ? onTip[onTip.length - 1].microblock_sequence
-        : onPushed
-          ? pushed.microblock_sequence
-          : -1,
-  };
+  const onTip = stream.microblocks.filter((m) => m.parent_index_block_hash === base.index_block_hash);
+  const lastOnTip = onTip[onTip.length - 1];
+  const streamTip = lastOnTip
+    ? { microblock_sequence: lastOnTip.microblock_sequence, microblock_hash: lastOnTip.microblock_hash }
+    : onPushed
+      ? stream.kept
+      : { microblock_sequence: -1, microblock_hash: '' };
+  return { index_block_hash: base.index_block_hash, block_height: base.block_height, ...streamTip };
 }
 
 export interface PrincipalTxRow {
@@ -286,6 +372,25 @@ export async function principalTxsInBlocks(
   const order = new Map(blocks.map((hash, i) => [hash, i]));
   // a stable sort: each block's rows keep the statement's chain order
   return rows.sort((a, b) => order.get(a.index_block_hash)! - order.get(b.index_block_hash)!);
+}
+
+const principalTxsOfStream = statement<PrincipalTxRow, [string[], string[], string[]]>(`
+  SELECT principal, tx_id, index_block_hash FROM principal_txs
+  WHERE tx_id = ANY($2::text[]) AND principal = ANY($3::text[])
+    AND ${unconfirmedRow('')} AND microblock_hash = ANY($1::text[])
+  ORDER BY microblock_sequence, tx_index`);
+
+/**
+ * The txs of an orphaned stream (`OrphanedStream`) that each of these principals takes part in (the
+ * principal index of their staged rows), in stream order.
+ */
+export async function principalTxsInStream(
+  sql: Sql,
+  stream: OrphanedStream,
+  principals: string[],
+): Promise<PrincipalTxRow[]> {
+  if (stream.tx_ids.length === 0 || principals.length === 0) return [];
+  return principalTxsOfStream(sql, stream.microblock_hashes, stream.tx_ids, principals);
 }
 
 export interface NftEventRow {
