@@ -112,8 +112,9 @@ export class RoundPlan {
     }
 
     // a fork switch: the txs of the blocks that left the chain
-    for (const block of changes.orphaned)
+    for (const block of changes.orphaned) {
       this.leftChain(block.tx_ids, this.touchedIn(block), addressBalancePayload);
+    }
     // the txs of the pushed microblocks that left the stream (a micro-fork's replacing ones follow): the
     // balances pushed with the stream showed them, the stream's balances show them gone
     this.leftChain(changes.orphanedStream.tx_ids, this.touchedInStream, addressBalanceWithStreamPayload);
