@@ -308,13 +308,17 @@ for (const engine of testEngines(import.meta.url)) {
       });
       const [wsTx] = await wsTxs.atLeast(1);
       const [wsBalance] = await wsBalances.atLeast(1);
-      // what the routes answer now, the block that confirms the microblock still to come: the tx route takes
-      // no `unanchored` and shows the microblock tx; the balance shows it only with `unanchored=true`
+      // what the routes answer now, the block that confirms the microblock still to come: the tx route shows
+      // the microblock tx with or without `unanchored` (it takes none); the balance only with `unanchored=true`
       const txNow = await answer(`/extended/v1/address/${miner}/${sent.txid}/with_transfers`);
       const { tx } = txNow as { tx: { is_unanchored: boolean; microblock_hash: string } };
       assert.equal(tx.is_unanchored, true);
       assert.equal(tx.microblock_hash, streamed.hash);
       assert.equal((txNow as { stx_sent: string }).stx_sent, '250');
+      assert.deepEqual(
+        await answer(`/extended/v1/address/${miner}/${sent.txid}/with_transfers?unanchored=true`),
+        txNow,
+      );
       const balanceNow = await answer(`/extended/v1/address/${miner}/stx?unanchored=true`);
       assert.deepEqual(
         [balanceNow, await answer(`/extended/v1/address/${miner}/stx`)].map((b) => {
