@@ -19,8 +19,8 @@ import type { Topic } from './topics.js';
 // CHAIN_STATE_TTL_MS. A round reads what changed since the last one (store/read/push.ts: the blocks that left
 // and joined the canonical chain, microblocks, a micro-fork's orphaned stream, mempool messages) and turns it
 // into events, each placed where its change is in the chain: the txs a fork switch or a micro-fork orphaned,
-// then each new block with its txs' events and the microblocks built on it, mempool changes between them in
-// commit order. A tx subscription compares the tx's state (store/read/push.ts `txVersions`) with the one
+// then each new block with its txs' events and the microblocks built on it (each with its txs' address
+// events), mempool changes between them in commit order. A tx subscription compares the tx's state (store/read/push.ts `txVersions`) with the one
 // last pushed, so it hears of every change, whatever made it. Rounds run one at a time; nothing is read
 // while nobody subscribes.
 

@@ -44,14 +44,28 @@ export function transactionPayload(ask: PayloadAsker, txId: string) {
   return ask.get(`/extended/v1/tx/${txId}?unanchored=true`);
 }
 
-/** `address_tx_update` (`address-transaction:<p>`): `GET /extended/v1/address/{p}/{tx_id}/with_transfers`. */
+/**
+ * `address_tx_update` (`address-transaction:<p>`): `GET /extended/v1/address/{p}/{tx_id}/with_transfers`.
+ * The route takes no `unanchored`: it answers a tx mined only in a microblock as it is (docs/upstream.md A.9),
+ * as the original pushes it, so one form serves txs of blocks and of microblocks.
+ */
 export function addressTransactionPayload(ask: PayloadAsker, principal: string, txId: string) {
   return ask.get(`/extended/v1/address/${principal}/${txId}/with_transfers`);
 }
 
-/** `address_balance_update` (`address-stx-balance:<p>`): `GET /extended/v1/address/{p}/stx`. */
+/** `address_balance_update` (`address-stx-balance:<p>`) after a block: `GET /extended/v1/address/{p}/stx`. */
 export function addressBalancePayload(ask: PayloadAsker, principal: string) {
   return ask.get(`/extended/v1/address/${principal}/stx`);
+}
+
+/**
+ * `address_balance_update` after a change of the unconfirmed microblock stream (a microblock streamed, or a
+ * micro-fork's orphaned txs): `GET /extended/v1/address/{p}/stx?unanchored=true`. The anchored answer
+ * leaves the stream out, so it would not show the microblock tx the event is about; the original pushes the
+ * balance at the microblock's height, the stream's txs included.
+ */
+export function addressBalanceWithStreamPayload(ask: PayloadAsker, principal: string) {
+  return ask.get(`/extended/v1/address/${principal}/stx?unanchored=true`);
 }
 
 interface NftAssetEventJson {

@@ -2,11 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import {
   nftEventsInBlocks,
   principalTxsInBlocks,
+  principalTxsInMicroblocks,
   principalTxsInStream,
   type ChainChanges,
   type NftEventRow,
   type PrincipalTxRow,
   type PushBlock,
+  type PushMicroblock,
 } from '../store/read/push.js';
 import type { Sql } from '../store/db.js';
 import type { Hub } from './hub.js';
@@ -19,6 +21,7 @@ import {
 } from './messages.js';
 import {
   addressBalancePayload,
+  addressBalanceWithStreamPayload,
   addressTransactionPayload,
   blockPayload,
   microblockPayload,
@@ -41,7 +44,8 @@ import {
 
 // One round's events, in chain order, each with its payload asked of the API at once (a few at a time):
 // the txs a fork switch or a micro-fork orphaned, then each new block with its txs' events and the microblocks
-// built on it, mempool changes between them in commit order. Only topics someone subscribes to are asked for.
+// built on it (each with the address events of its txs), mempool changes between them in commit order. Only
+// topics someone subscribes to are asked for.
 
 /** Payload asks a round runs at once (each an in-process request to the API). */
 const CONCURRENT_ASKS = 8;
@@ -63,6 +67,8 @@ export class RoundPlan {
   private touched: PrincipalTxRow[] = [];
   /** the subscribed principals' rows among the txs of the orphaned stream */
   private touchedInStream: PrincipalTxRow[] = [];
+  /** the subscribed principals' rows among the txs of the pushed microblocks still unconfirmed */
+  private touchedInMicroblocks: PrincipalTxRow[] = [];
   private nftEvents: NftEventRow[] = [];
 
   constructor(
@@ -89,6 +95,11 @@ export class RoundPlan {
       principals,
     );
     this.touchedInStream = await principalTxsInStream(sql, changes.orphanedStream, principals);
+    this.touchedInMicroblocks = await principalTxsInMicroblocks(
+      sql,
+      changes.microblocks.map((m) => m.microblock_hash),
+      principals,
+    );
     const wantsNft =
       hub.has(nftEventTopic.key) ||
       hub.topicsOf('nft-asset-event').length > 0 ||
@@ -101,9 +112,12 @@ export class RoundPlan {
     }
 
     // a fork switch: the txs of the blocks that left the chain
-    for (const block of changes.orphaned) this.leftChain(block.tx_ids, this.touchedIn(block));
-    // the txs of the pushed microblocks that left the stream (a micro-fork's replacing ones follow)
-    this.leftChain(changes.orphanedStream.tx_ids, this.touchedInStream);
+    for (const block of changes.orphaned) {
+      this.leftChain(block.tx_ids, this.touchedIn(block), addressBalancePayload);
+    }
+    // the txs of the pushed microblocks that left the stream (a micro-fork's replacing ones follow): the
+    // balances pushed with the stream showed them, the stream's balances show them gone
+    this.leftChain(changes.orphanedStream.tx_ids, this.touchedInStream, addressBalanceWithStreamPayload);
     const first = changes.blocks[0];
     if (changes.orphaned.length === 0 && first) this.microblocksOn(first.parent_index_block_hash);
     if (changes.blocks.length === 0) this.microblocksOn(changes.cursor.tip.index_block_hash);
@@ -122,14 +136,7 @@ export class RoundPlan {
     if (block.message_id !== null) this.mempoolUntil(block.message_id - 1);
     this.add(blockTopic, async () => messageOf(blockTopic, await blockPayload(this.ask, block.block_hash)));
     for (const txId of block.tx_ids) this.txUpdate(txId);
-    for (const row of this.touchedIn(block)) {
-      const topic = addressTransactionTopic(row.principal);
-      this.add(topic, async () => {
-        const text = await addressTransactionPayload(this.ask, row.principal, row.tx_id);
-        return text === undefined ? undefined : addressTransactionMessage(topic as never, text);
-      });
-    }
-    this.balances(this.touchedIn(block));
+    this.addressEvents(this.touchedIn(block), addressBalancePayload);
     for (const event of this.nftEvents) {
       if (event.index_block_hash !== block.index_block_hash) continue;
       const payload = () => nftEventPayload(this.ask, event.tx_id, event.event_index);
@@ -181,12 +188,12 @@ export class RoundPlan {
    * Txs that left the chain (orphaned with their block, or with their microblock): each one's update, a
    * mempool event for those back in it, and the balance of the subscribed principals they touched.
    */
-  private leftChain(txIds: string[], touched: PrincipalTxRow[]) {
+  private leftChain(txIds: string[], touched: PrincipalTxRow[], balancePayload: BalancePayload) {
     for (const txId of txIds) {
       this.txUpdate(txId);
       this.mempoolTx(txId);
     }
-    this.balances(touched);
+    this.balances(touched, balancePayload);
   }
 
   /** The subscribed principals' rows among a block's txs. */
@@ -194,29 +201,57 @@ export class RoundPlan {
     return this.touched.filter((row) => row.index_block_hash === block.index_block_hash);
   }
 
+  /**
+   * The txs of a block or of a microblock that joined the chain: each subscribed principal's
+   * `address_tx_update` per tx it takes part in, then its balance (once).
+   */
+  private addressEvents(touched: PrincipalTxRow[], balancePayload: BalancePayload) {
+    for (const row of touched) {
+      const topic = addressTransactionTopic(row.principal);
+      this.add(topic, async () => {
+        const text = await addressTransactionPayload(this.ask, row.principal, row.tx_id);
+        return text === undefined ? undefined : addressTransactionMessage(topic as never, text);
+      });
+    }
+    this.balances(touched, balancePayload);
+  }
+
   /** The balance of each principal of these rows (once each: the rows of one block or one stream). */
-  private balances(touched: PrincipalTxRow[]) {
+  private balances(touched: PrincipalTxRow[], balancePayload: BalancePayload) {
     const seen = new Set<string>();
     for (const row of touched) {
       if (seen.has(row.principal)) continue;
       seen.add(row.principal);
       const topic = addressBalanceTopic(row.principal);
       this.add(topic, async () => {
-        const text = await addressBalancePayload(this.ask, row.principal);
+        const text = await balancePayload(this.ask, row.principal);
         return text === undefined ? undefined : addressBalanceMessage(topic as never, text);
       });
     }
   }
 
+  /**
+   * The microblocks on `anchor`, each followed by the address events of its txs while they are unconfirmed
+   * (issue 32): a microblock a block of this round confirms has no such rows, its txs come with that block.
+   */
   private microblocksOn(anchor: string) {
     for (const m of this.changes.microblocks) {
       if (m.parent_index_block_hash !== anchor) continue;
       this.add(microblockTopic, async () =>
         messageOf(microblockTopic, await microblockPayload(this.ask, m.microblock_hash)),
       );
+      this.addressEvents(this.touchedInMicroblock(m), addressBalanceWithStreamPayload);
     }
   }
+
+  /** The subscribed principals' rows among an unconfirmed microblock's txs. */
+  private touchedInMicroblock(microblock: PushMicroblock): PrincipalTxRow[] {
+    return this.touchedInMicroblocks.filter((row) => row.microblock_hash === microblock.microblock_hash);
+  }
 }
+
+/** How a balance event asks its payload: anchored after a block, with the stream after a stream change. */
+type BalancePayload = (ask: PayloadAsker, principal: string) => Promise<string | undefined>;
 
 function messageOf(topic: Topic, payload: string | undefined): PushMessage | undefined {
   return payload === undefined ? undefined : plainMessage(topic, payload);

@@ -23,7 +23,8 @@ import { Received, TEST_PUSH_LIMITS } from './support.js';
 // with mempool churn, a block, a fork switch, a microblock and NFT events goes through the ingest path, and
 // every event received must be, in order, what the matching read endpoint answers at that moment. The second
 // test goes on with the same server and clients: block, microblock and STX balance events; the third, a
-// micro-fork: the replacing microblock, and the updates of a tx it sent back to the mempool.
+// micro-fork: the replacing microblock, and the updates of a tx it sent back to the mempool; the fourth, the
+// address events of a tx streamed in a microblock, before the block that confirms it.
 
 after(stopOwnCluster);
 
@@ -35,7 +36,7 @@ for (const engine of testEngines(import.meta.url)) {
     let api: TestApi;
     let ws: StacksApiWebSocketClient;
     let io: StacksApiSocketClient;
-    /** the last microblock the first test streams: the second one streams after it */
+    /** the last microblock streamed on the tip: the first test's for the second, the third's for the fourth */
     let stream: ChainMicroblock;
     // what the second test subscribes to, and the third goes on receiving
     const wsMicroblock = new Received<unknown>();
@@ -247,6 +248,11 @@ for (const engine of testEngines(import.meta.url)) {
       );
       const [mined] = await wsOrphan.atLeast(1);
       assert.equal((mined as { microblock_hash: string }).microblock_hash, streamed.hash);
+      // dave sent `orphan` in the microblock: his balance with the stream, the 7 µSTX and fee spent
+      const streamedBalance = await answer(`/extended/v1/address/${dave}/stx?unanchored=true`);
+      assert.equal((streamedBalance as { total_sent: string }).total_sent, '107');
+      assert.deepEqual((await wsBalance.atLeast(2))[1], { address: dave, ...(streamedBalance as object) });
+      assert.deepEqual((await ioBalance.atLeast(2))[1], [dave, streamedBalance]);
 
       // the miner re-streams sequence 0 without `orphan`: the replacing microblock is pushed, and `orphan`,
       // back in the mempool, is pushed as its route now answers it (so is its sender's balance)
@@ -260,11 +266,99 @@ for (const engine of testEngines(import.meta.url)) {
       assert.equal((orphaned as { tx_status: string }).tx_status, 'pending');
       assert.deepEqual(await ioOrphan.atLeast(2), [mined, orphaned]);
       assert.deepEqual(await ioMempool.atLeast(1), [orphaned]);
-      const balanceNow = await answer(`/extended/v1/address/${dave}/stx`);
-      // the 7 µSTX and 300 µSTX fee of `orphan`, pending again
+      const balanceNow = await answer(`/extended/v1/address/${dave}/stx?unanchored=true`);
+      // the 7 µSTX and 300 µSTX fee of `orphan`, pending again, no longer sent
       assert.equal((balanceNow as { pending_balance_outbound: string }).pending_balance_outbound, '307');
-      assert.deepEqual((await wsBalance.atLeast(2))[1], { address: dave, ...(balanceNow as object) });
-      assert.deepEqual((await ioBalance.atLeast(2))[1], [dave, balanceNow]);
+      assert.equal((balanceNow as { total_sent: string }).total_sent, '100');
+      assert.deepEqual((await wsBalance.atLeast(3))[2], { address: dave, ...(balanceNow as object) });
+      assert.deepEqual((await ioBalance.atLeast(3))[2], [dave, balanceNow]);
+      stream = replacing;
+    });
+
+    test("a tx streamed in a microblock pushes its principals' address tx and balance events at once", async () => {
+      const { chain } = api;
+      const bob = addressOf('bob');
+      const miner = addressOf('miner');
+      const wsTxs = new Received<unknown>();
+      const wsBalances = new Received<unknown>();
+      const ioTxs = new Received<unknown[]>();
+      const ioBalances = new Received<unknown[]>();
+      /** the socket.io topics received from now on, in order (one socket: the order the server sent) */
+      const ioOrder: string[] = [];
+      const txTopic = `address-transaction:${miner}`;
+      const balanceTopic = `address-stx-balance:${miner}`;
+      await ws.subscribeAddressTransactions(miner, wsTxs.push);
+      await ws.subscribeAddressBalanceUpdates(miner, wsBalances.push);
+      io.socket.on('microblock', () => ioOrder.push('microblock'));
+      io.socket.on('block', () => ioOrder.push('block'));
+      io.socket.on(txTopic as never, (...args: unknown[]) => {
+        ioOrder.push(txTopic);
+        ioTxs.push(args);
+      });
+      io.socket.on(balanceTopic as never, (...args: unknown[]) => {
+        ioOrder.push(balanceTopic);
+        ioBalances.push(args);
+      });
+      for (const topic of [txTopic, balanceTopic]) await ioSubscribed(topic);
+
+      const sent = await transferTx({ from: 'miner', to: bob, amount: 50, fee: 200, nonce: 0 });
+      const streamed = await chain.microblock({
+        txs: [{ tx: sent, events: [ev.stxTransfer(miner, bob, 50)] }],
+        previous: stream,
+      });
+      const [wsTx] = await wsTxs.atLeast(1);
+      const [wsBalance] = await wsBalances.atLeast(1);
+      // what the routes answer now, the block that confirms the microblock still to come: the tx route shows
+      // the microblock tx with or without `unanchored` (it takes none); the balance only with `unanchored=true`
+      const txNow = await answer(`/extended/v1/address/${miner}/${sent.txid}/with_transfers`);
+      const { tx } = txNow as { tx: { is_unanchored: boolean; microblock_hash: string } };
+      assert.equal(tx.is_unanchored, true);
+      assert.equal(tx.microblock_hash, streamed.hash);
+      assert.equal((txNow as { stx_sent: string }).stx_sent, '250');
+      assert.deepEqual(
+        await answer(`/extended/v1/address/${miner}/${sent.txid}/with_transfers?unanchored=true`),
+        txNow,
+      );
+      const balanceNow = await answer(`/extended/v1/address/${miner}/stx?unanchored=true`);
+      assert.deepEqual(
+        [balanceNow, await answer(`/extended/v1/address/${miner}/stx`)].map((b) => {
+          const { balance, total_sent, total_fees_sent } = b as Record<string, string>;
+          return [balance, total_sent, total_fees_sent];
+        }),
+        [
+          ['-250', '50', '200'],
+          ['0', '0', '0'],
+        ],
+      );
+      const about = { address: miner, tx_id: sent.txid, tx_status: 'success', tx_type: 'token_transfer' };
+      assert.deepEqual(wsTx, { ...about, ...(txNow as object) });
+      assert.deepEqual(wsBalance, { address: miner, ...(balanceNow as object) });
+      assert.deepEqual(await ioTxs.atLeast(1), [[miner, txNow]]);
+      assert.deepEqual(await ioBalances.atLeast(1), [[miner, balanceNow]]);
+      // in chain order: the microblock, then the events of its tx
+      assert.deepEqual(ioOrder, ['microblock', txTopic, balanceTopic]);
+
+      // the block that confirms it: the tx and the balance again, now anchored, once each
+      await chain.block({ confirms: [stream, streamed] });
+      await ioBalances.atLeast(2);
+      const confirmedTx = await answer(`/extended/v1/address/${miner}/${sent.txid}/with_transfers`);
+      assert.equal((confirmedTx as { tx: { is_unanchored: boolean } }).tx.is_unanchored, false);
+      const confirmedBalance = await answer(`/extended/v1/address/${miner}/stx`);
+      assert.equal((confirmedBalance as { balance: string }).balance, '-250');
+      assert.deepEqual(ioOrder.slice(3), ['block', txTopic, balanceTopic]);
+      assert.deepEqual(ioTxs.items, [
+        [miner, txNow],
+        [miner, confirmedTx],
+      ]);
+      assert.deepEqual(ioBalances.items, [
+        [miner, balanceNow],
+        [miner, confirmedBalance],
+      ]);
+      assert.deepEqual(await wsTxs.atLeast(2), [wsTx, { ...about, ...(confirmedTx as object) }]);
+      assert.deepEqual(await wsBalances.atLeast(2), [
+        wsBalance,
+        { address: miner, ...(confirmedBalance as object) },
+      ]);
     });
   });
 }

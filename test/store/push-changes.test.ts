@@ -2,9 +2,13 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import {
+  principalTxsInBlocks,
+  principalTxsInMicroblocks,
+  principalTxsInStream,
   readChangesSince,
   readPushCursor,
   type ChainChanges,
+  type PrincipalTxRow,
   type PushCursor,
 } from '../../src/store/read/push.js';
 import type { Store } from '../../src/store/store.js';
@@ -23,7 +27,8 @@ import { testEngines } from '../support/engines.js';
 // chain goes through the real ingest path one change at a time, and each round must name exactly the blocks
 // that joined and left the canonical chain, the microblocks and the mempool messages since the last round,
 // the state of a watched tx, and where the next round starts; a micro-fork resends the stream from the first
-// sequence it replaced and names the replaced txs; a round over its bounds stops early and says so.
+// sequence it replaced and names the replaced txs; a round over its bounds stops early and says so. The
+// principals a streamed tx touches come from its staged rows while no block confirms it, from the block's after.
 
 after(stopOwnCluster);
 
@@ -40,6 +45,25 @@ function summary(changes: ChainChanges) {
     ...(changes.orphanedStream.microblock_hashes.length > 0 && { orphanedStream: changes.orphanedStream }),
     mempool: changes.mempool.map((m) => ({ added: m.added, dropped: m.dropped })),
   };
+}
+
+/**
+ * Principal index rows as [tx id, block, microblock, its principals sorted], one per tx in the order of the
+ * rows (the order of a tx's principals is not defined).
+ */
+function touched(rows: PrincipalTxRow[]) {
+  const txs = new Map<string, [string, string, string, string[]]>();
+  for (const r of rows) {
+    const tx = txs.get(r.tx_id) ?? [r.tx_id, r.index_block_hash, r.microblock_hash, []];
+    tx[3].push(r.principal);
+    txs.set(r.tx_id, tx);
+  }
+  return [...txs.values()].map(([id, block, microblock, principals]) => [
+    id,
+    block,
+    microblock,
+    principals.sort(),
+  ]);
 }
 
 for (const engine of testEngines(import.meta.url)) {
@@ -211,6 +235,55 @@ for (const engine of testEngines(import.meta.url)) {
         { added: [stale.txid], dropped: [] },
         { added: [], dropped: [stale.txid] },
       ]);
+    });
+
+    test('a streamed tx touches principals from its staged rows until a block confirms it', async () => {
+      const alice = addressOf('alice');
+      const bob = addressOf('bob');
+      const carol = addressOf('carol');
+      const miner = addressOf('miner');
+      const everyone = [alice, bob, carol, miner];
+      const start = await readPushCursor(store.sql);
+      const sent = await transferTx({ from: 'miner', to: bob, amount: 50, fee: 200, nonce: 0 });
+      const other = await transferTx({ from: 'alice', to: carol, amount: 5, fee: 200, nonce: 1 });
+      const first = await chain.microblock({ txs: [{ tx: sent, events: [ev.stxTransfer(miner, bob, 50)] }] });
+      const second = await chain.microblock({ txs: [{ tx: other }], previous: first });
+      assert.deepEqual(
+        touched(await principalTxsInMicroblocks(store.sql, [first.hash, second.hash], everyone)),
+        [
+          [sent.txid, '', first.hash, [bob, miner].sort()],
+          [other.txid, '', second.hash, [alice, carol].sort()],
+        ],
+      );
+      assert.deepEqual(touched(await principalTxsInMicroblocks(store.sql, [first.hash], [alice])), []);
+
+      // a micro-fork from sequence 0 streams `sent` again without `other`: of the orphaned stream, only
+      // `other` left the chain, so only its principals are touched
+      const cursor = (await readChangesSince(store.sql, start)).cursor;
+      const restream = await chain.microblock({
+        txs: [{ tx: sent, events: [ev.stxTransfer(miner, bob, 50)] }],
+        sequence: 0,
+      });
+      const changes = await readChangesSince(store.sql, cursor);
+      assert.deepEqual(changes.orphanedStream, {
+        microblock_hashes: [first.hash, second.hash],
+        tx_ids: [other.txid],
+      });
+      assert.deepEqual(touched(await principalTxsInStream(store.sql, changes.orphanedStream, everyone)), [
+        [other.txid, '', second.hash, [alice, carol].sort()],
+      ]);
+
+      // a reader catching up reads the stream and the block that confirmed it in one round: the streamed
+      // tx's principals are the block's, the microblock has no staged row left (pushed once, with the block)
+      const confirming = await chain.block({ confirms: [restream] });
+      const caughtUp = await readChangesSince(store.sql, start);
+      assert.deepEqual(summary(caughtUp).microblocks, [[0, restream.hash]]);
+      assert.deepEqual(summary(caughtUp).blocks, [[confirming.height, confirming.block_hash, [sent.txid]]]);
+      assert.deepEqual(touched(await principalTxsInMicroblocks(store.sql, [restream.hash], everyone)), []);
+      assert.deepEqual(
+        touched(await principalTxsInBlocks(store.sql, [confirming.index_block_hash], everyone)),
+        [[sent.txid, confirming.index_block_hash, restream.hash, [bob, miner].sort()]],
+      );
     });
 
     test('a round over its bounds stops at the first change left out; the next goes on from there', async () => {

@@ -350,11 +350,14 @@ function tipAfter(
 export interface PrincipalTxRow {
   principal: string;
   tx_id: string;
+  /** the block that mined it ('' for a staged row: a microblock no block has confirmed) */
   index_block_hash: string;
+  /** the microblock that streamed it ('' when the block itself mined it) */
+  microblock_hash: string;
 }
 
 const principalTxsIn = statement<PrincipalTxRow, [string[], string[]]>(`
-  SELECT principal, tx_id, index_block_hash FROM principal_txs
+  SELECT principal, tx_id, index_block_hash, microblock_hash FROM principal_txs
   WHERE index_block_hash = ANY($1::text[]) AND principal = ANY($2::text[])
   ORDER BY index_block_hash, microblock_sequence, tx_index`);
 
@@ -374,11 +377,26 @@ export async function principalTxsInBlocks(
   return rows.sort((a, b) => order.get(a.index_block_hash)! - order.get(b.index_block_hash)!);
 }
 
-const principalTxsOfStream = statement<PrincipalTxRow, [string[], string[], string[]]>(`
-  SELECT principal, tx_id, index_block_hash FROM principal_txs
-  WHERE tx_id = ANY($2::text[]) AND principal = ANY($3::text[])
-    AND ${unconfirmedRow('')} AND microblock_hash = ANY($1::text[])
+// Only staged rows: a microblock a block has confirmed since has none left (write/microblocks.ts
+// dropStagedRows; the block's rows hold its txs), and an orphaned one keeps its own (orphanMicroblocks).
+const stagedPrincipalTxsIn = statement<PrincipalTxRow, [string[], string[]]>(`
+  SELECT principal, tx_id, index_block_hash, microblock_hash FROM principal_txs
+  WHERE ${unconfirmedRow('')} AND microblock_hash = ANY($1::text[]) AND principal = ANY($2::text[])
   ORDER BY microblock_sequence, tx_index`);
+
+/**
+ * The txs of these microblocks, while no block has confirmed them, that each of these principals takes part
+ * in (the principal index of their staged rows), in stream order. None for a microblock confirmed since: its
+ * txs are the confirming block's (`principalTxsInBlocks`).
+ */
+export async function principalTxsInMicroblocks(
+  sql: Sql,
+  microblockHashes: string[],
+  principals: string[],
+): Promise<PrincipalTxRow[]> {
+  if (microblockHashes.length === 0 || principals.length === 0) return [];
+  return stagedPrincipalTxsIn(sql, microblockHashes, principals);
+}
 
 /**
  * The txs of an orphaned stream (`OrphanedStream`) that each of these principals takes part in (the
@@ -389,8 +407,11 @@ export async function principalTxsInStream(
   stream: OrphanedStream,
   principals: string[],
 ): Promise<PrincipalTxRow[]> {
-  if (stream.tx_ids.length === 0 || principals.length === 0) return [];
-  return principalTxsOfStream(sql, stream.microblock_hashes, stream.tx_ids, principals);
+  if (stream.tx_ids.length === 0) return [];
+  // the stream's txs mined again elsewhere (`OrphanedStream.tx_ids` leaves them out) did not leave the chain
+  const left = new Set(stream.tx_ids);
+  const rows = await principalTxsInMicroblocks(sql, stream.microblock_hashes, principals);
+  return rows.filter((row) => left.has(row.tx_id));
 }
 
 export interface NftEventRow {
