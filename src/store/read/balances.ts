@@ -157,6 +157,9 @@ function latestLock(rows: (alias: string) => string, burnAt: string): string {
 /**
  * What unpruned mempool txs would move in and out, when asked for: upstream's rule, which charges the sender
  * the amount and fee of each of its txs, sponsored or not, and the sponsor the fee of the txs it sponsors.
+ * The payer's pending txs are one range of migration 038's indexes, whatever plan runs: the generic plan once
+ * summed through the busiest sender's every mempool entry (43 ms of a v1 STX balance on the 1M-tx chain;
+ * F-read-busiest-nonces-unstable).
  */
 const PENDING = `CASE WHEN ${WITH_PENDING} THEN json_build_object(
     'inbound', (SELECT coalesce(sum(m.token_transfer_amount), 0) FROM mempool_txs m

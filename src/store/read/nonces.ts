@@ -33,6 +33,13 @@ interface NonceRow {
   between: string[] | null;
 }
 
+/**
+ * The pending reads ("this sender or sponsor, not pruned") are served by the payer indexes of migration 038,
+ * keyed (payer, pruned, nonce). With only partial indexes on `NOT pruned`, whose pages the pruned entries had
+ * swelled, PostgreSQL's generic plan of this prepared statement (used after five calls) walked the busiest
+ * sender's every mempool entry, 69,904 pruned ones, four times: 157 ms a read on the 1M-tx chain against 0.3
+ * ms now (F-read-busiest-nonces-unstable).
+ */
 const nonces = statement<NonceRow, [principal: string]>(`
   WITH last AS (
     SELECT greatest(
