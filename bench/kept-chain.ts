@@ -1,24 +1,34 @@
 // A bench chain loaded once into a PostgreSQL cluster kept on disk (bench/out/kept-<chain>/), for looking at
 // plans and timing statements on the 1M-tx chain without its ~20 minutes of generating and ingesting each time.
 //
-//   npx tsx bench/kept-chain.ts [--chain small|large] [--stop]
+//   npx tsx bench/kept-chain.ts [--chain small|large] [--pg-stats] [--stop]
 //
 // The first run generates the chain (bench/out/, as `npm run bench` does), replays it into database `bench`
 // of a new cluster with the bench's server settings and durability off, and runs VACUUM ANALYZE (as the bench
 // does before its reads); later runs start the same cluster and apply any migration added since. It then
 // prints the database URL and keeps the server up until SIGINT/SIGTERM (or, with --stop, stops at once).
+// `--pg-stats` loads pg_stat_statements (what `bench/profile-http.ts --database-url` reads).
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { migrate } from '../src/store/migrate.js';
 import { startPersistentPostgres } from '../test/support/postgres.js';
-import { BENCH_CHAINS, BENCH_SEED, DURABILITY, SERVER_SETTINGS, benchChain, ingestInto } from './ingest.js';
+import {
+  BENCH_CHAINS,
+  BENCH_SEED,
+  DURABILITY,
+  SERVER_SETTINGS,
+  benchChain,
+  ingestInto,
+  profilingSettings,
+} from './ingest.js';
 
 const { values } = parseArgs({
   options: {
     chain: { type: 'string', default: 'large' },
     stop: { type: 'boolean', default: false },
+    'pg-stats': { type: 'boolean', default: false },
   },
 });
 const label = values.chain as keyof typeof BENCH_CHAINS;
@@ -32,7 +42,11 @@ const log = (text: string) => process.stderr.write(`kept-chain: ${text}\n`);
 
 async function main() {
   const { file } = await benchChain({ ...BENCH_CHAINS[label], seed: BENCH_SEED, dir: outDir });
-  const cluster = await startPersistentPostgres(clusterDir, [...SERVER_SETTINGS, ...DURABILITY.off.settings]);
+  const cluster = await startPersistentPostgres(clusterDir, [
+    ...SERVER_SETTINGS,
+    ...DURABILITY.off.settings,
+    ...profilingSettings({ pgStats: values['pg-stats'] }),
+  ]);
   const url = cluster.url.replace(/\/postgres$/, '/bench');
   const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
   try {
