@@ -71,10 +71,14 @@ async function main() {
   process.stdout.write(`${url}\n`);
   if (values.stop) return cluster.stop();
   log('up; SIGINT or SIGTERM stops it');
+  // a pending promise alone does not keep Node running: without the timer the process ended here, leaving the
+  // server up with no one to stop it
+  const running = setInterval(() => {}, 1 << 30);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  clearInterval(running);
   await cluster.stop();
 }
 
