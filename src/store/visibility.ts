@@ -58,3 +58,14 @@ export function visibleRow(alias: string, unanchored: string): string {
 export function unconfirmedStreamRow(alias: string): string {
   return `${canonicalRow(alias)} AND ${unconfirmedRow(alias)} AND ${column(alias, 'block_height')} > (SELECT block_height FROM chain_tip)`;
 }
+
+/**
+ * A pending mempool row (not pruned), in a read of one payer's rows (`sender_address` or `sponsor_address` =
+ * ...): `IS FALSE` (the column is NOT NULL, so the same rows as `NOT pruned`) is a key condition of the payer
+ * indexes of migration 038, keyed (payer, pruned, nonce), and proves none of the partial `NOT pruned` indexes. So
+ * even a generic plan reads the payer's pending range: costed on those partial indexes, whose pages pruned entries
+ * swell, it once walked the busiest sender's every mempool entry (F-read-busiest-nonces-unstable).
+ */
+export function pendingPayerRow(alias: string): string {
+  return `${column(alias, 'pruned')} IS FALSE`;
+}

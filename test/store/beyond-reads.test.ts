@@ -16,7 +16,7 @@ import {
 import type { BlockLocator } from '../../src/store/read/blocks.js';
 import { findContractSource } from '../../src/store/read/contract-source.js';
 import { listFtBalances } from '../../src/store/read/ft-balances.js';
-import { listNftHoldings } from '../../src/store/read/nft-holdings.js';
+import { listNftHoldings, type NftHolding } from '../../src/store/read/nft-holdings.js';
 import { getNonces } from '../../src/store/read/nonces.js';
 import { listRecentTxs } from '../../src/store/read/recent-txs.js';
 import { searchAddress, searchContract, searchHash } from '../../src/store/read/search.js';
@@ -466,5 +466,147 @@ describe('the store reads of the routes beyond the ten, against the original API
       ROUTES.map(([, name]) => name).sort(),
       JSON.stringify(checked),
     );
+  });
+});
+
+describe('NFT holdings of a holder with many NFTs, page by page (postgres)', () => {
+  const HOLDER = 'SP3FBR2AGK5H9QBDH3EEN6DF8EK8JY7RX8QJ5SVTE';
+  const OTHER = 'SP2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7';
+  const ART = 'SP000000000000000000002Q6VF78.art::nft';
+  const BADGE = 'SP000000000000000000002Q6VF78.badge::nft';
+  const TIP = 500;
+  const hex = (n: number, digits: number) => n.toString(16).padStart(digits, '0');
+
+  interface Nft {
+    asset_identifier: string;
+    value: string;
+    value_repr: string;
+    owner: string;
+    tx_id: string;
+    index_block_hash: string;
+    microblock_hash: string;
+    block_height: number;
+    microblock_sequence: number;
+    tx_index: number;
+    event_index: number;
+  }
+  const nft = (n: number, owner: string, at: [number, number, number, number], asset: string): Nft => ({
+    asset_identifier: asset,
+    value: `0x01${hex(n, 32)}`,
+    value_repr: `u${n}`,
+    owner,
+    tx_id: `0x${hex(n, 64)}`,
+    index_block_hash: at[0] > TIP ? '' : `0x${hex(at[0], 64)}`,
+    microblock_hash: at[0] > TIP ? `0x${hex(at[1] + 1, 64)}` : '',
+    block_height: at[0],
+    microblock_sequence: at[1],
+    tx_index: at[2],
+    event_index: at[3],
+  });
+  // The holder's 432 NFTs: three a block from height 2 to 145, art and badge in turn, and two at height 1 whose
+  // positions tie (docs/upstream.md "Ties": a genesis tx moved into block 1); another owner's rows between.
+  const custody: Nft[] = [
+    ...Array.from({ length: 430 }, (_, i) =>
+      nft(i, HOLDER, [2 + Math.floor(i / 3), 0, i % 3, 0], i % 2 === 0 ? ART : BADGE),
+    ),
+    nft(1000, HOLDER, [1, 0, 0, 0], ART),
+    nft(1001, HOLDER, [1, 0, 0, 0], ART),
+    ...Array.from({ length: 40 }, (_, i) => nft(2000 + i, OTHER, [2 + i, 0, 3, 0], ART)),
+  ];
+  // The unconfirmed stream above the tip: NFT 429 (badge) leaves the holder; NFT 100 (art) leaves it and comes
+  // back; NFT 3000 (art) is new to it.
+  const stream: (Nft & { recipient: string })[] = [
+    { ...nft(429, HOLDER, [TIP + 1, 0, 0, 0], BADGE), recipient: OTHER },
+    { ...nft(100, HOLDER, [TIP + 1, 0, 1, 0], ART), recipient: OTHER },
+    { ...nft(100, HOLDER, [TIP + 1, 1, 0, 0], ART), recipient: HOLDER },
+    { ...nft(3000, HOLDER, [TIP + 1, 1, 2, 1], ART), recipient: HOLDER },
+  ].map((e, i) => ({ ...e, tx_id: `0x${hex(9000 + i, 64)}` }));
+
+  const newestFirst = (a: Nft, b: Nft) =>
+    b.block_height - a.block_height ||
+    b.microblock_sequence - a.microblock_sequence ||
+    b.tx_index - a.tx_index ||
+    b.event_index - a.event_index ||
+    a.tx_id.localeCompare(b.tx_id); // ties: by tx id, as `inPageOrder` puts a page's
+  /** The whole ordered list, by C.15's rule: the latest event of each NFT names its holder. */
+  function heldBy(unanchored: boolean, assets: string[] | null): Nft[] {
+    const latest = new Map<string, Nft>(custody.map((c) => [`${c.asset_identifier} ${c.value}`, c]));
+    if (unanchored)
+      for (const e of stream) latest.set(`${e.asset_identifier} ${e.value}`, { ...e, owner: e.recipient });
+    return [...latest.values()]
+      .filter((n) => n.owner === HOLDER && (assets === null || assets.includes(n.asset_identifier)))
+      .sort(newestFirst);
+  }
+  const shown = (n: Pick<Nft, 'asset_identifier' | 'value' | 'block_height' | 'tx_id'>) =>
+    [n.asset_identifier, n.value, n.block_height, n.tx_id] as const;
+  /**
+   * A page as the read gave it, but the two NFTs whose positions tie (height 1, at the end of each list) by tx
+   * id: their order is not defined, and the read gives no position to tell them by.
+   */
+  const inPageOrder = (page: NftHolding[]) => {
+    const tied = page.filter((h) => h.block_height === 1).sort((a, b) => a.tx_id.localeCompare(b.tx_id));
+    return [...page.filter((h) => h.block_height !== 1), ...tied].map(shown);
+  };
+
+  test('every page of 50 and of 37, with and without the stream and an asset filter, is its slice of the list', async () => {
+    const store = await openTestStore('postgres');
+    try {
+      const sql = store.sql;
+      await sql`UPDATE chain_tip SET block_height = ${TIP}`;
+      await sql`INSERT INTO nft_custody ${sql(custody)}`;
+      await sql`INSERT INTO events ${sql(
+        stream.map(({ owner: _owner, ...e }, i) => ({
+          ...e,
+          canonical: true,
+          microblock_canonical: true,
+          kind: EventKind.nftAsset,
+          sender: i === 2 ? OTHER : HOLDER,
+        })),
+      )}`;
+      const read = (unanchored: boolean, assets: string[] | null, limit: number, offset: number) =>
+        listNftHoldings(sql, HOLDER, { assetIdentifiers: assets, unanchored, limit, offset });
+
+      // concrete ends of the lists
+      const first = await read(false, null, 2, 0);
+      assert.equal(first.total, 432);
+      assert.deepEqual(first.holdings.map(shown), [
+        [BADGE, `0x01${hex(429, 32)}`, 145, `0x${hex(429, 64)}`],
+        [ART, `0x01${hex(428, 32)}`, 144, `0x${hex(428, 64)}`],
+      ]);
+      const firstStreamed = await read(true, null, 3, 0);
+      assert.equal(firstStreamed.total, 432);
+      assert.deepEqual(
+        firstStreamed.holdings.map((h) => [h.value_repr, h.block_height, h.tx_id]),
+        [
+          ['u3000', TIP + 1, `0x${hex(9003, 64)}`],
+          ['u100', TIP + 1, `0x${hex(9002, 64)}`],
+          ['u428', 144, `0x${hex(428, 64)}`],
+        ],
+      );
+      const last = await read(false, [ART], 3, 214);
+      assert.equal(last.total, 217);
+      assert.deepEqual(last.holdings.map((h) => h.value_repr).sort(), ['u0', 'u1000', 'u1001']);
+      assert.deepEqual(await read(true, null, 50, 432), { total: 0, holdings: [] });
+
+      for (const unanchored of [false, true]) {
+        for (const assets of [null, [ART], [BADGE, ART]]) {
+          const all = heldBy(unanchored, assets);
+          for (const limit of [50, 37]) {
+            for (let offset = 0; offset < all.length; offset += limit) {
+              const page = await read(unanchored, assets, limit, offset);
+              const what = `unanchored ${unanchored}, ${JSON.stringify(assets)}, limit ${limit} offset ${offset}`;
+              assert.equal(page.total, all.length, what);
+              assert.deepEqual(
+                inPageOrder(page.holdings),
+                all.slice(offset, offset + limit).map(shown),
+                what,
+              );
+            }
+          }
+        }
+      }
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { databaseDigest, READ_TABLES, RECEIPT_TIME_COLUMNS } from '../support/di
 import { GENERATED_CASE, runsOn, testEngines } from '../support/engines.js';
 import { fixtureIsMainnet, fixtureMessages } from '../support/shared.js';
 
-// Migrations 033-036 add what the lists beyond the ten read: each block's chain totals, the sponsor rows,
+// Migrations 033-038 add what the lists beyond the ten read: each block's chain totals, the sponsor rows,
 // the NFT custody, and their indexes. Ingest keeps the first three through reorgs; each migration fills them
 // from what the index holds, by their definition (the canonical chain's rows). A chain indexed half-way, its
 // new tables dropped and migrated again, must hold what a database indexed all along holds, there and after
@@ -54,13 +54,19 @@ before(async () => {
   }
 });
 
-/** Back to the schema before migration 033: its tables and indexes and those of 034-036 gone. */
+/**
+ * Back to the schema before migration 033: its tables and indexes and those of 034-038 gone (037 and 038
+ * replace indexes of 035 and 001: those of 001 come back).
+ */
 async function forgetListIndexes(sql: Sql): Promise<void> {
   await sql`DROP TABLE chain_totals, sponsor_txs, nft_custody`;
   await sql`DROP INDEX events_nft_key_idx, blocks_burn_block_hash_idx, txs_type_chain_idx,
     txs_sponsor_sponsor_nonce_idx, mempool_pending_receipt_idx, mempool_pending_fee_idx, mempool_pending_size_idx,
-    mempool_pending_contract_call_idx`;
-  await sql`DELETE FROM schema_migrations WHERE version BETWEEN 33 AND 36`;
+    mempool_pending_contract_call_idx, mempool_sender_pending_nonce_idx, mempool_sponsor_pending_nonce_idx`;
+  await sql`CREATE INDEX mempool_sender_nonce_idx ON mempool_txs (sender_address, nonce) WHERE NOT pruned`;
+  await sql`CREATE INDEX mempool_sponsor_nonce_idx ON mempool_txs (sponsor_address, sponsor_nonce)
+    WHERE NOT pruned AND sponsored`;
+  await sql`DELETE FROM schema_migrations WHERE version BETWEEN 33 AND 38`;
 }
 
 const NEW_TABLES = ['chain_totals', 'sponsor_txs', 'nft_custody'];
@@ -89,7 +95,7 @@ async function coverage(sql: Sql) {
 }
 
 for (const engine of testEngines(import.meta.url) as Engine[]) {
-  describe(`migrations 033-036 and ingest's upkeep of their tables (${engine})`, () => {
+  describe(`migrations 033-038 and ingest's upkeep of their tables (${engine})`, () => {
     test('a chain migrated half-way holds what one indexed all along holds, there and at its end', async (t) => {
       const covered: Record<string, Record<string, number>> = {};
       for (const chain of chains) {
@@ -107,6 +113,8 @@ for (const engine of testEngines(import.meta.url) as Engine[]) {
             '034_sponsor_txs',
             '035_nft_custody',
             '036_list_indexes',
+            '037_nft_custody_page',
+            '038_mempool_payer_pending',
           ]);
           assert.deepEqual(await indexesOf(migrated.sql), await indexesOf(fresh.sql), chain.name);
           const migratedAtCut = await digest(migrated.sql);
