@@ -20,6 +20,11 @@ export interface Body {
    * only while the mempool version stays (cache/answer-cache.ts).
    */
   readsMempool?: boolean;
+  /**
+   * The answer may change without a new chain state: it shows a row off the canonical chain, which a block
+   * stored as a sibling (at or below the tip: the tip stays) can outrank. Sent, never cached.
+   */
+  showsNonCanonical?: boolean;
   /** where a fresh answer may be cached, and the chain state it was made under (set by `AnswerCache.made`) */
   cacheable?: { cache: AnswerCache; state: CacheState };
 }
