@@ -38,9 +38,12 @@ const writeFtBalances = serializerOf(getPrincipalFtBalancesRoute.schema.response
 const writeNonces = serializerOf(getAccountNoncesRoute.schema.response[200]);
 
 const FILE = 'src/api/answers/account-state.ts';
-const SMALL_ANSWERS_BOUND = 1024 * 1024;
-/** An account state's answer (~400 bytes), with its URL and tag. */
-const ACCOUNT_STATE_TYPICAL_BYTES = 1024;
+/**
+ * The bound of each route's answers: ~1.5 KB counted each (a ~200-byte body, its URL and tag, and what holds
+ * them: cache/entry-bytes.ts), so ~2,700 principals polled. With 1 MiB, the bench's walk over 1,000 typical
+ * principals evicted every answer before it was asked again (F-read-beyond-pages-kept).
+ */
+const ACCOUNT_STATE_BOUND = 4 * 1024 * 1024;
 
 // eslint-disable-next-line max-lines-per-function -- a factory: the caches of the family and the answer functions sharing them, each under 80 lines
 export function accountStateAnswers(store: Store) {
@@ -50,19 +53,13 @@ export function accountStateAnswers(store: Store) {
       file: FILE,
       state: tipState(store),
       showsMempool,
-      maxBytes: SMALL_ANSWERS_BOUND,
-      typicalAnswerBytes: ACCOUNT_STATE_TYPICAL_BYTES,
+      maxBytes: ACCOUNT_STATE_BOUND,
     });
   const caches = {
     nonces: cache('answers: nonces', 'every answer'),
     stxBalance: cache('answers: v1 stx balance', 'every answer'),
     v2StxBalance: cache('answers: v2 stx balance', 'some answers'),
-    ftBalances: new AnswerCache({
-      name: 'answers: v2 ft balances',
-      file: FILE,
-      state: tipState(store),
-      maxBytes: 2 * SMALL_ANSWERS_BOUND,
-    }),
+    ftBalances: cache('answers: v2 ft balances'),
   };
   const tagged = (withMempool: boolean) => chainTagAtTip(store, withMempool);
 
