@@ -33,9 +33,10 @@ import { tipState, tipTag } from './tags.js';
 // Caches (docs/caching.md): each route's whole answers, under the tip and its microblock (the state the tag
 // names; a microblock changes no answer here, but an answer cached across one would carry a tag no fresh answer
 // has). Each page is an index range of the canonical heights (store/read/block-lists.ts), but reading and
-// rendering a block's 50 txs cost ~1.4 ms of API CPU a request (bench finding F-read-beyond-pages-kept). Every
-// route here names blocks or pages over the whole history, as the v1 block routes do (answers/block.ts), so each
-// caches an answer from the second ask of its URL: a walk over the chain caches nothing and evicts nothing.
+// rendering a block's 50 txs cost 3-5 ms of CPU (the API's and PostgreSQL's) a request on a loaded machine, its
+// cached answer ~0.1 ms (bench finding F-read-beyond-pages-kept). Every route here names blocks or pages over the
+// whole history, as the v1 block routes do (answers/block.ts), so each caches an answer from the second ask of
+// its URL: a walk over the chain caches nothing and evicts nothing.
 
 interface PageQuery {
   limit: number;
@@ -55,7 +56,7 @@ function locatorOf(value: string | number, lowerCase: boolean): (BlockLocator & 
 
 const FILE = 'src/api/answers/block-lists.ts';
 const MiB = 1024 * 1024;
-/** A page of 30 blocks (~1 KB each), a block's page of 50 txs (~80 KB), a burn block (~1 KB), as the bench chains answer them. */
+/** As the bench chains answer them: a page of 30 blocks (~1 KB each), a block's 50 txs (~80 KB), a burn block. */
 const BLOCKS_PAGE_TYPICAL_BYTES = 32 * 1024;
 const BLOCK_TXS_TYPICAL_BYTES = 80 * 1024;
 const BURN_BLOCK_TYPICAL_BYTES = 1536;

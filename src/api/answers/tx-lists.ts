@@ -24,11 +24,12 @@ import { chainTag, tipState } from './tags.js';
 //
 // Caches (docs/caching.md): each route's whole answers, under the tip and its microblock; the mempool lists'
 // also under the mempool version (every answer shows it). A page is a seek of an index whatever the offset
-// (store/read/recent-txs.ts, mempool-lists.ts), but reading and rendering its 50 txs cost 1.4-2.6 ms of API CPU
-// a request (bench finding F-read-beyond-pages-kept). Recent txs page over the whole history (any offset, any
-// types): cached from the second ask of a URL, so a walk over the chain caches nothing. The mempool lists are
-// cached when first made: the mempool changes often, and an answer waiting for its second ask would seldom be
-// cached before the next change.
+// (store/read/recent-txs.ts, mempool-lists.ts), but reading and rendering its 50 txs cost 2.5-7 ms of CPU (the
+// API's and PostgreSQL's) a request on a loaded machine, its cached answer ~0.1 ms (bench finding
+// F-read-beyond-pages-kept). Recent txs page over the whole history (any offset, any types): cached from the
+// second ask of a URL, so a walk over the chain caches nothing. The mempool lists are cached when first made:
+// the mempool changes often, and an answer waiting for its second ask would seldom be cached before the next
+// change.
 
 const FILE = 'src/api/answers/tx-lists.ts';
 /** A page of 50 txs as the bench chains answer it (~80 KB), with its URL and tag. */
