@@ -21,10 +21,10 @@ export interface Body {
    */
   readsMempool?: boolean;
   /**
-   * The answer may change without a new chain state: it shows a row off the canonical chain, which a block
-   * stored as a sibling (at or below the tip: the tip stays) can outrank. Sent, never cached.
+   * A block stored as a sibling (at or below the tip: the chain state stays) may change the answer: it shows a
+   * row that a sibling's rows can outrank (one off the canonical chain, say). Sent, never cached.
    */
-  showsNonCanonical?: boolean;
+  siblingMayChange?: boolean;
   /** where a fresh answer may be cached, and the chain state it was made under (set by `AnswerCache.made`) */
   cacheable?: { cache: AnswerCache; state: CacheState };
 }

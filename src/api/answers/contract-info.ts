@@ -54,7 +54,7 @@ export function contractInfoAnswers(store: Store) {
       abi: found.abi === null ? null : JSON.stringify(found.abi),
     };
     const answer = jsonAnswer(writeContract(body), etag);
-    answer.showsNonCanonical = !found.canonical || found.abi === null;
+    answer.siblingMayChange = !found.canonical || found.abi === null;
     return answer;
   }
 

@@ -135,7 +135,7 @@ export class AnswerCache implements CountedCache {
   async made(make: () => Promise<Answer>): Promise<Answer> {
     const before = await this.state?.read();
     const answer = await make();
-    if (!before || answer.status !== 200 || answer.etag === undefined || answer.showsNonCanonical) {
+    if (!before || answer.status !== 200 || answer.etag === undefined || answer.siblingMayChange) {
       return answer;
     }
     if (answer.readsMempool && !this.showsMempool) {
