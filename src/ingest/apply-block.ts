@@ -285,9 +285,15 @@ async function storeSiblingBlock(
 ): Promise<'applied'> {
   // the original resolves the same-nonce pairs of every block's txs, canonical or not (a pair's winner is then
   // the canonical chain's tx, else the best fee)
-  const last = sendAll([...stored.inserts, resolveSameNonce(sql, stored.rows.txs)]);
+  const resolved = resolveSameNonce(sql, stored.rows.txs);
+  const last = sendAll([...stored.inserts, resolved]);
   ctx.writesSent?.();
   await last;
+  // A pair the resolution changes (one a reorg left as it was: the orphaned tx back to pending beside the
+  // better-paying tx it had replaced) changes what the mempool shows while the tip stays: the mempool version
+  // must move, or the answers and tags keyed on it would go on showing the tx pending
+  // (test/api/cached-tx-answers.test.ts, "a sibling block that settles a same-nonce pair").
+  if ((await resolved) > 0) await touchMempool(sql, new Date(ctx.receivedAt * 1000));
   return 'applied';
 }
 

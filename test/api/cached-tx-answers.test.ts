@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApiServer } from '../../src/api/server.js';
 import { API_VERSION, startTestApi, type TestApi } from '../support/api.js';
-import { addressOf, ev, transferTx, transferWithEvent, type MinedTx } from '../support/chain.js';
+import { addressOf, deployTx, ev, transferTx, transferWithEvent, type MinedTx } from '../support/chain.js';
 import { silentLogger, stopOwnCluster } from '../support/database.js';
 
 // Tx answers cached while the chain state they were made under stays (src/api/answers/tx.ts, each with the
@@ -298,6 +298,206 @@ describe('tx answers cached while the chain state stays (postgres)', () => {
       assert.equal((await get(api.app, minedOnly)).statusCode, 404);
       await setMinedRowsVisible(api, mined.tx.txid, true);
       await assertKeptIsFresh(s, minedOnly);
+    });
+  });
+});
+
+// The routes beyond the ten cache their answers the same way (answers/address-history.ts, block-lists.ts,
+// tx-lists.ts, account-state.ts, tokens.ts, contract-info.ts): under the tip and its microblock, and those that
+// show the mempool also under its version. Each change of the chain state below is followed by every URL: an
+// answer of the state it shows is replaced (the fresh answer, a new tag), the others stay cached (shown by a row
+// changed behind the API's back).
+
+/** The answers of `urls` now, by URL (each asked three times: cached from its first or its second ask). */
+async function keptAnswers(s: Servers, urls: string[]) {
+  const answers = new Map<string, { body: string; etag: string }>();
+  for (const url of urls) {
+    const res = await assertKeptIsFresh(s, url);
+    answers.set(url, { body: res.body, etag: String(res.headers.etag) });
+  }
+  return answers;
+}
+
+/** Every URL of `before` is answered from memory: the body and tag it had, whatever the database says now. */
+async function assertServedFromMemory(s: Servers, before: Map<string, { body: string; etag: string }>) {
+  for (const [url, answer] of before) {
+    const res = await get(s.api.app, url);
+    assert.equal(res.body, answer.body, `${url}: cached`);
+    assert.equal(res.headers.etag, answer.etag, url);
+  }
+}
+
+/** Every URL of `before` is answered fresh, under a new tag; returns the new answers' JSON by URL. */
+async function assertReplaced(s: Servers, before: Map<string, { body: string; etag: string }>) {
+  const after = await keptAnswers(s, [...before.keys()]);
+  for (const [url, answer] of before) assert.notEqual(after.get(url)!.etag, answer.etag, `${url}: a new tag`);
+  return new Map([...after].map(([url, a]) => [url, JSON.parse(a.body) as Record<string, unknown>]));
+}
+
+/** Hides (or shows again) a tx's pending row behind the API's back: no new mempool version. */
+async function setPendingRowHidden(api: TestApi, txId: string, hidden: boolean) {
+  await api.store.sql`UPDATE mempool_txs SET pruned = ${hidden} WHERE tx_id = ${txId}`;
+}
+
+describe('answers beyond the ten cached while the chain state stays (postgres)', () => {
+  test('lists and account state: kept, then replaced by a mempool tx, a drop, a microblock and a block as they show them', async () => {
+    await withServers(async (s) => {
+      const { api } = s;
+      const mined = await transfer(0);
+      const first = await api.chain.block({ txs: [mined] });
+      const minedId = mined.tx.txid;
+      const pending = await transferTx({ from: 'alice', fee: 10, nonce: 1, to: BOB, amount: 7 });
+      const carols = await transferTx({ from: 'carol', fee: 10, nonce: 0, to: BOB, amount: 8 });
+      await api.chain.mempool([pending, carols]);
+
+      const showingMempool = [
+        '/extended/v1/tx/mempool',
+        `/extended/v1/address/${ALICE}/mempool`,
+        `/extended/v1/address/${ALICE}/nonces`,
+        `/extended/v1/address/${ALICE}/stx`,
+        `/extended/v2/addresses/${ALICE}/balances/stx?include_mempool=true`,
+      ];
+      const [mempoolList, aliceMempool, nonces, v1Stx, v2StxPending] = showingMempool;
+      const chainOnly = [
+        '/extended/v1/tx?limit=50',
+        '/extended/v1/tx?limit=50&unanchored=true',
+        '/extended/v2/blocks',
+        `/extended/v2/blocks/${first.height}/transactions`,
+        '/extended/v2/burn-blocks',
+        `/extended/v2/burn-blocks/${first.burn_block_height}`,
+        `/extended/v2/burn-blocks/${first.burn_block_height}/blocks`,
+        `/extended/v2/addresses/${ALICE}/transactions`,
+        `/extended/v2/addresses/${ALICE}/transactions/${minedId}/events`,
+        `/extended/v2/addresses/${ALICE}/balances/stx`,
+        `/extended/v2/addresses/${ALICE}/balances/ft`,
+        `/extended/v1/tokens/nft/holdings?principal=${BOB}`,
+      ];
+      const [recent, recentUnanchored, blocks, blockTxs, , , , addressTxs] = chainOnly;
+      const mempoolAnswers = await keptAnswers(s, showingMempool);
+      const chainAnswers = await keptAnswers(s, chainOnly);
+      const json = (url: string) =>
+        JSON.parse((mempoolAnswers.get(url) ?? chainAnswers.get(url))!.body) as Record<string, unknown>;
+      assert.equal(json(mempoolList).total, 2);
+      assert.equal(json(aliceMempool).total, 1);
+      assert.equal(json(nonces).last_mempool_tx_nonce, 1);
+      assert.equal(json(nonces).possible_next_nonce, 2);
+      assert.equal(json(v1Stx).pending_balance_outbound, String(7 + 10));
+      assert.equal(json(recent).total, 1);
+      assert.equal(json(blocks).total, 1);
+      assert.equal(json(addressTxs).total, 1);
+
+      // From memory: rows changed behind the API's back (no new chain state) still show as they were.
+      await setPendingRowHidden(api, pending.txid, true);
+      await setMinedRowsVisible(api, minedId, false);
+      await assertServedFromMemory(s, mempoolAnswers);
+      await assertServedFromMemory(s, chainAnswers);
+      assert.equal((await freshGet(s.other, mempoolList)).json().total, 1);
+      assert.equal((await freshGet(s.other, blockTxs)).statusCode, 404, 'its only tx hidden');
+      await setPendingRowHidden(api, pending.txid, false);
+
+      // A mempool tx arrives: the answers showing the mempool are read again, the others stay cached.
+      const next = await transferTx({ from: 'alice', fee: 10, nonce: 2, to: BOB, amount: 9 });
+      await api.chain.mempool([next]);
+      await assertServedFromMemory(s, chainAnswers);
+      let now = await assertReplaced(s, mempoolAnswers);
+      assert.equal(now.get(mempoolList)!.total, 3);
+      assert.equal(now.get(aliceMempool)!.total, 2);
+      assert.equal(now.get(nonces)!.last_mempool_tx_nonce, 2);
+      assert.equal(now.get(v2StxPending)!.pending_balance_outbound, String(7 + 10 + 9 + 10));
+
+      // Dropped by the node: the same.
+      const afterArrival = await keptAnswers(s, showingMempool);
+      await api.chain.drop([carols.txid], 'TooExpensive');
+      await assertServedFromMemory(s, chainAnswers);
+      await setMinedRowsVisible(api, minedId, true);
+      now = await assertReplaced(s, afterArrival);
+      assert.equal(now.get(mempoolList)!.total, 2);
+      assert.equal(
+        now.get(aliceMempool)!.total,
+        2,
+        'carol’s tx: alice’s list the same, under the new version',
+      );
+
+      // A microblock streams alice's pending tx: every answer is read again.
+      const afterDrop = await keptAnswers(s, showingMempool);
+      const streamed = { tx: pending, events: [ev.stxTransfer(ALICE, BOB, 7)] };
+      const micro = await api.chain.microblock({ parent: first, txs: [streamed] });
+      now = await assertReplaced(s, new Map([...afterDrop, ...chainAnswers]));
+      assert.equal(now.get(recentUnanchored)!.total, 2);
+      assert.equal(now.get(recent)!.total, 1);
+      assert.equal(now.get(addressTxs)!.total, 2, 'the v2 address list shows the unconfirmed stream');
+      assert.equal(now.get(nonces)!.last_executed_tx_nonce, 1);
+
+      // A block confirming it: every answer is read again.
+      const beforeBlock = await keptAnswers(s, [...showingMempool, ...chainOnly]);
+      await api.chain.block({ parent: first, confirms: [micro], txs: [{ tx: next }] });
+      now = await assertReplaced(s, beforeBlock);
+      assert.equal(now.get(blocks)!.total, 2);
+      assert.equal(now.get(recent)!.total, 3);
+      assert.equal(now.get(mempoolList)!.total, 0);
+      assert.equal(now.get(nonces)!.last_executed_tx_nonce, 2);
+      assert.equal(now.get(nonces)!.last_mempool_tx_nonce, null);
+    });
+  });
+
+  test('a sibling block that settles a same-nonce pair moves the mempool version; a contract off the chain is never cached', async () => {
+    await withServers(async (s) => {
+      const { api } = s;
+      const g = await api.chain.block();
+      // A pair (alice, 0): the mined tx wins, the better-paying pending one is dropped as replaced.
+      const minedFirst = await transferTx({ from: 'alice', fee: 10, nonce: 0, to: BOB, amount: 1 });
+      const outbid = await transferTx({ from: 'alice', fee: 50, nonce: 0, to: BOB, amount: 2 });
+      await api.chain.mempool([outbid]);
+      await api.chain.block({ parent: g, txs: [{ tx: minedFirst }] });
+      // A fork from g wins: the mined tx is back in the mempool as pending; its pair is left as it was.
+      const b2 = await api.chain.block({ parent: g });
+      await api.chain.block({ parent: b2 });
+      const urls = ['/extended/v1/tx/mempool', `/extended/v1/address/${ALICE}/nonces`];
+      const before = await keptAnswers(s, urls);
+      const pendingIds = (JSON.parse(before.get(urls[0])!.body) as { results: { tx_id: string }[] }).results;
+      assert.deepEqual(
+        pendingIds.map((t) => t.tx_id),
+        [minedFirst.txid],
+      );
+      const version = async () =>
+        (await api.store.sql<{ v: number }[]>`SELECT mempool_version AS v FROM chain_tip`)[0].v;
+      const versionBefore = await version();
+      // A sibling of the tip mines the restored tx: stored off the canonical chain, it settles the pair by fee,
+      // so the restored tx is dropped as replaced by the better-paying one, without a new tip.
+      await api.chain.block({ parent: b2, txs: [{ tx: minedFirst }] });
+      assert.equal(await version(), versionBefore + 1, 'the mempool changed: its version moves');
+      const now = await assertReplaced(s, before);
+      assert.equal(now.get(urls[0])!.total, 0);
+      assert.equal(now.get(urls[1])!.last_mempool_tx_nonce, null);
+      const dropped = await assertKeptIsFresh(s, `/extended/v1/tx/${minedFirst.txid}`);
+      assert.equal(dropped.json().tx_status, 'dropped_replace_by_fee');
+      assert.equal(dropped.json().replaced_by_tx_id, outbid.txid);
+
+      // A sibling that settles nothing leaves the version as it was.
+      await api.chain.block({ parent: b2 });
+      assert.equal(await version(), versionBefore + 1);
+
+      // v1 contract: a canonical deployment with its ABI is cached; one without (or off the chain) is read each time.
+      const deploy = await deployTx({
+        from: 'carol',
+        fee: 10,
+        nonce: 0,
+        name: 'kept',
+        code: '(define-data-var n int 1)',
+      });
+      await api.chain.block({ txs: [{ tx: deploy }] });
+      const contractId = `${addressOf('carol')}.kept`;
+      const contractUrl = `/extended/v1/contract/${contractId}`;
+      const withoutAbi = await assertKeptIsFresh(s, contractUrl);
+      assert.equal(withoutAbi.json().abi, null);
+      await api.store
+        .sql`UPDATE smart_contracts SET abi = '{"functions":[]}' WHERE contract_id = ${contractId}`;
+      const withAbi = await assertKeptIsFresh(s, contractUrl);
+      assert.equal(withAbi.json().abi, '{"functions":[]}');
+      assert.equal(withAbi.json().canonical, true);
+      await api.store.sql`UPDATE smart_contracts SET abi = NULL WHERE contract_id = ${contractId}`;
+      assert.equal((await get(api.app, contractUrl)).body, withAbi.body, 'canonical with its ABI: cached');
+      assert.equal((await freshGet(s.other, contractUrl)).json().abi, null);
     });
   });
 });

@@ -4,6 +4,7 @@ import { getAccountBalances } from '../../store/read/balances.js';
 import { listFtBalances } from '../../store/read/ft-balances.js';
 import { getNonces, getNoncesAt } from '../../store/read/nonces.js';
 import type { Store } from '../../store/store.js';
+import { AnswerCache } from '../cache/answer-cache.js';
 import { balancesJson } from '../render/addresses.js';
 import { pageOf } from '../render/pages.js';
 import { serializerOf } from '../render/serializer.js';
@@ -17,21 +18,49 @@ import { getAccountNoncesRoute } from '../schemas/nonces.js';
 import { MAX_INT } from '../schemas/params.js';
 import { balancesAsOf, type AtBlock } from './account.js';
 import { holds, jsonAnswer, notModified, type Answer, type Asked } from './answer.js';
-import { chainTagAtTip } from './tags.js';
+import { chainTagAtTip, tipState } from './tags.js';
 
 // An account's state per asset kind, and its nonces: GET /extended/v1/address/{principal}/stx,
 // /extended/v2/addresses/{principal}/balances/stx and /ft, and /extended/v1/address/{principal}/nonces
 // (docs/upstream.md C.11 to C.14). Tagged as the account routes are (answers/account.ts): by the tip and its
 // microblock stream, and by the mempool version where the answer shows it; a client holding the tag gets its
-// 304 before any read. Not cached: each is one principal's few rows.
+// 304 before any read.
+//
+// Caches (docs/caching.md): each route's whole answers, under the tip and its microblock, and the mempool
+// version for those that show it (the nonces and the v1 STX balance always, the v2 STX balance with
+// `include_mempool`), cached when first made, as the balances are (answers/account.ts). Each is one
+// principal's few rows, but a wallet polls them: a cached answer costs no read and no render (bench finding
+// F-read-beyond-pages-kept).
 
 const writeStxBalance = serializerOf(getAccountStxBalanceRoute.schema.response[200]);
 const writeV2StxBalance = serializerOf(getPrincipalStxBalanceRoute.schema.response[200]);
 const writeFtBalances = serializerOf(getPrincipalFtBalancesRoute.schema.response[200]);
 const writeNonces = serializerOf(getAccountNoncesRoute.schema.response[200]);
 
-// eslint-disable-next-line max-lines-per-function -- a factory: the answer functions of the family and what they share, each under 80 lines
+const FILE = 'src/api/answers/account-state.ts';
+/**
+ * The bound of each route's answers: ~1.5 KB counted each (a ~200-byte body, its URL and tag, and what holds
+ * them: cache/entry-bytes.ts), so ~2,700 principals polled. With 1 MiB, the bench's walk over 1,000 typical
+ * principals evicted every answer before it was asked again (F-read-beyond-pages-kept).
+ */
+const ACCOUNT_STATE_BOUND = 4 * 1024 * 1024;
+
+// eslint-disable-next-line max-lines-per-function -- a factory: the caches of the family and the answer functions sharing them, each under 80 lines
 export function accountStateAnswers(store: Store) {
+  const cache = (name: string, showsMempool?: 'every answer' | 'some answers') =>
+    new AnswerCache({
+      name,
+      file: FILE,
+      state: tipState(store),
+      showsMempool,
+      maxBytes: ACCOUNT_STATE_BOUND,
+    });
+  const caches = {
+    nonces: cache('answers: nonces', 'every answer'),
+    stxBalance: cache('answers: v1 stx balance', 'every answer'),
+    v2StxBalance: cache('answers: v2 stx balance', 'some answers'),
+    ftBalances: cache('answers: v2 ft balances'),
+  };
   const tagged = (withMempool: boolean) => chainTagAtTip(store, withMempool);
 
   /** The `stx` member of the balances, with the vesting schedule when there is one (C.12). */
@@ -123,5 +152,15 @@ export function accountStateAnswers(store: Store) {
     return jsonAnswer(writeNonces(body), tag ?? undefined, true);
   }
 
-  return { stxBalance, v2StxBalance, ftBalances, nonces };
+  return {
+    caches,
+    stxBalance: (asked: Asked, principal: string, query: AtBlock) =>
+      caches.stxBalance.made(() => stxBalance(asked, principal, query)),
+    v2StxBalance: (asked: Asked, principal: string, includeMempool: boolean) =>
+      caches.v2StxBalance.made(() => v2StxBalance(asked, principal, includeMempool)),
+    ftBalances: (asked: Asked, principal: string, query: { limit: number; offset: number }) =>
+      caches.ftBalances.made(() => ftBalances(asked, principal, query)),
+    nonces: (asked: Asked, principal: string, query: { block_height?: number; block_hash?: string }) =>
+      caches.nonces.made(() => nonces(asked, principal, query)),
+  };
 }

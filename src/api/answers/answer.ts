@@ -20,6 +20,11 @@ export interface Body {
    * only while the mempool version stays (cache/answer-cache.ts).
    */
   readsMempool?: boolean;
+  /**
+   * A block stored as a sibling (at or below the tip: the chain state stays) may change the answer: it shows a
+   * row that a sibling's rows can outrank (one off the canonical chain, say). Sent, never cached.
+   */
+  siblingMayChange?: boolean;
   /** where a fresh answer may be cached, and the chain state it was made under (set by `AnswerCache.made`) */
   cacheable?: { cache: AnswerCache; state: CacheState };
 }

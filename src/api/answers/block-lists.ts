@@ -10,6 +10,7 @@ import {
 import type { BlockLocator } from '../../store/read/blocks.js';
 import { cachedChainState } from '../../store/read/chain-state.js';
 import type { Store } from '../../store/store.js';
+import { AnswerCache } from '../cache/answer-cache.js';
 import { burnBlock } from '../render/block-lists.js';
 import { pageOf } from '../render/pages.js';
 import { blockV2 } from '../render/blocks.js';
@@ -23,12 +24,19 @@ import {
   getBurnBlocksRoute,
 } from '../schemas/v2-burn-blocks.js';
 import { holds, jsonAnswer, notModified, type Answer, type Asked } from './answer.js';
-import { tipTag } from './tags.js';
+import { tipState, tipTag } from './tags.js';
 
 // GET /extended/v2/blocks, /extended/v2/blocks/{height_or_hash}/transactions, /extended/v2/burn-blocks, one
 // burn block and its /blocks (docs/upstream.md C.1-C.5). Every answer shows canonical blocks only, so it is
-// tagged by the tip, as the original tags them: a client holding the tag gets its 304 before any read. Not
-// cached: each page is an index range of the canonical heights (store/read/block-lists.ts).
+// tagged by the tip, as the original tags them: a client holding the tag gets its 304 before any read.
+//
+// Caches (docs/caching.md): each route's whole answers, under the tip and its microblock (the state the tag
+// names; a microblock changes no answer here, but an answer cached across one would carry a tag no fresh answer
+// has). Each page is an index range of the canonical heights (store/read/block-lists.ts), but reading and
+// rendering a block's 50 txs cost 3-5 ms of CPU (the API's and PostgreSQL's) a request on a loaded machine, its
+// cached answer ~0.1 ms (bench finding F-read-beyond-pages-kept). Every route here names blocks or pages over the
+// whole history, as the v1 block routes do (answers/block.ts), so each caches an answer from the second ask of
+// its URL: a walk over the chain caches nothing and evicts nothing.
 
 interface PageQuery {
   limit: number;
@@ -46,6 +54,13 @@ function locatorOf(value: string | number, lowerCase: boolean): (BlockLocator & 
   return { hash: lowerCase ? value.toLowerCase() : value };
 }
 
+const FILE = 'src/api/answers/block-lists.ts';
+const MiB = 1024 * 1024;
+/** As the bench chains answer them: a page of 30 blocks (~1 KB each), a block's 50 txs (~80 KB), a burn block. */
+const BLOCKS_PAGE_TYPICAL_BYTES = 32 * 1024;
+const BLOCK_TXS_TYPICAL_BYTES = 80 * 1024;
+const BURN_BLOCK_TYPICAL_BYTES = 1536;
+
 const INDEX_BLOCK_HASH = /^0x[0-9a-fA-F]{64}$/;
 
 const writeBlocks = serializerOf(getBlocksRoute.schema.response[200]);
@@ -56,6 +71,23 @@ const writeBurnBlockBlocks = serializerOf(getBlocksByBurnBlockRoute.schema.respo
 
 // eslint-disable-next-line max-lines-per-function -- a factory: the answer functions of the family and what they share, each under 80 lines
 export function blockListAnswers(store: Store) {
+  const cache = (name: string, maxBytes: number, typicalAnswerBytes: number) =>
+    new AnswerCache({
+      name,
+      file: FILE,
+      state: tipState(store),
+      maxBytes,
+      cacheOnSecondAsk: true,
+      typicalAnswerBytes,
+    });
+  const caches = {
+    blocks: cache('answers: v2 blocks', 2 * MiB, BLOCKS_PAGE_TYPICAL_BYTES),
+    blockTransactions: cache("answers: v2 block's txs", 8 * MiB, BLOCK_TXS_TYPICAL_BYTES),
+    burnBlocks: cache('answers: v2 burn blocks', 2 * MiB, BLOCKS_PAGE_TYPICAL_BYTES),
+    burnBlock: cache('answers: v2 burn block', 1 * MiB, BURN_BLOCK_TYPICAL_BYTES),
+    burnBlockBlocks: cache("answers: v2 burn block's blocks", 2 * MiB, BLOCKS_PAGE_TYPICAL_BYTES),
+  };
+
   /** The tip's tag, and a 304 when the client holds it. */
   async function tagged(asked: Asked): Promise<{ etag?: string; held?: Answer }> {
     const etag = tipTag(await cachedChainState(store)) ?? undefined;
@@ -134,5 +166,16 @@ export function blockListAnswers(store: Store) {
     return jsonAnswer(writeBurnBlockBlocks(body), etag);
   }
 
-  return { blocks, blockTransactions, burnBlocks, burnBlock: oneBurnBlock, burnBlockBlocks };
+  return {
+    caches,
+    blocks: (asked: Asked, query: PageQuery & { cursor?: string }) =>
+      caches.blocks.made(() => blocks(asked, query)),
+    blockTransactions: (asked: Asked, heightOrHash: string | number, query: PageQuery) =>
+      caches.blockTransactions.made(() => blockTransactions(asked, heightOrHash, query)),
+    burnBlocks: (asked: Asked, query: PageQuery) => caches.burnBlocks.made(() => burnBlocks(asked, query)),
+    burnBlock: (asked: Asked, heightOrHash: string | number) =>
+      caches.burnBlock.made(() => oneBurnBlock(asked, heightOrHash)),
+    burnBlockBlocks: (asked: Asked, heightOrHash: string | number, query: PageQuery) =>
+      caches.burnBlockBlocks.made(() => burnBlockBlocks(asked, heightOrHash, query)),
+  };
 }

@@ -21,8 +21,11 @@ import { SearchFoundWithoutMetadata, searchByIdRoute } from '../schemas/search.j
 import { MempoolTransaction, Transaction } from '../schemas/transactions.js';
 import { jsonAnswer, type Answer, type JsonText } from './answer.js';
 
-// GET /extended/v1/search/{id} (docs/upstream.md C.17): what an id names. Untagged, uncached: it shows the
-// mempool, and the original tags none.
+// GET /extended/v1/search/{id} (docs/upstream.md C.17): what an id names. Untagged, as the original tags none.
+// Not cached (docs/caching.md), the one route beyond the ten whose answers are not: a hash is found among every
+// stored tx and block, those off the canonical chain too, so a block stored as a sibling (the tip stays)
+// changes answers that no chain state would tell stale; and its key space is any id, each one seldom asked
+// twice (an explorer's search box), where a cache would mostly hold answers never asked again.
 //
 // With `include_metadata=true` the entity found comes whole, as `metadata`, written by the serializer of its own
 // route's schema: a mined tx as the tx lists show it (no events), a mempool tx, the v1 block, an address's STX

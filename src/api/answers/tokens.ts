@@ -3,6 +3,7 @@ import { cachedChainState } from '../../store/read/chain-state.js';
 import { listNftHoldings } from '../../store/read/nft-holdings.js';
 import { findMinedTxsByKey, type MinedTxRecord, type MinedTxRowKey } from '../../store/read/txs.js';
 import type { Store } from '../../store/store.js';
+import { AnswerCache } from '../cache/answer-cache.js';
 import { pageOf } from '../render/pages.js';
 import { serializerOf } from '../render/serializer.js';
 import { minedTransaction } from '../render/txs.js';
@@ -10,11 +11,14 @@ import { PAGE_SIZES } from '../schemas/lists.js';
 import { getNftHoldingsRoute } from '../schemas/nft-holdings.js';
 import { principalProblem } from '../schemas/params.js';
 import { holds, jsonAnswer, notModified, type Answer, type Asked } from './answer.js';
-import { chainTag } from './tags.js';
+import { chainTag, tipState } from './tags.js';
 
 // GET /extended/v1/tokens/nft/holdings?principal= (docs/upstream.md C.15). Tagged by the tip and its
 // microblock (`unanchored` counts the stream's events): a client holding the tag gets its 304 before any read.
-// Not cached: a page is read from the principal's holdings, bounded by what it holds.
+// Caches (docs/caching.md): its whole answers, under the tip and its microblock, cached when first made (one
+// principal's pages, as the account listings are: answers/account.ts). A page is read from the principal's
+// holdings, bounded by what it holds: a holder of thousands of NFTs costs milliseconds a page
+// (F-read-nft-holdings-whole-set), which its cached answer no longer repeats while the tip stays.
 
 interface HoldingsQuery {
   principal: string;
@@ -24,6 +28,8 @@ interface HoldingsQuery {
   unanchored: boolean;
   tx_metadata: boolean;
 }
+
+const FILE = 'src/api/answers/tokens.ts';
 
 const writeHoldings = serializerOf(getNftHoldingsRoute.schema.response[200]);
 
@@ -41,6 +47,13 @@ function checkAssetIdentifier(assetIdentifier: string) {
 const keyOf = (h: MinedTxRowKey) => `${h.tx_id}:${h.index_block_hash}:${h.microblock_hash}`;
 
 export function tokenAnswers(store: Store) {
+  const holdingsAnswers = new AnswerCache({
+    name: 'answers: NFT holdings',
+    file: FILE,
+    state: tipState(store),
+    maxBytes: 4 * 1024 * 1024,
+  });
+
   async function nftHoldings(asked: Asked, query: HoldingsQuery): Promise<Answer> {
     const etag = chainTag(await cachedChainState(store), { withMempool: false }) ?? undefined;
     if (etag !== undefined && holds(asked, etag)) return notModified(etag);
@@ -70,5 +83,9 @@ export function tokenAnswers(store: Store) {
     return jsonAnswer(writeHoldings(pageOf(page, found.total, results)), etag);
   }
 
-  return { nftHoldings };
+  return {
+    cache: holdingsAnswers,
+    nftHoldings: (asked: Asked, query: HoldingsQuery) =>
+      holdingsAnswers.made(() => nftHoldings(asked, query)),
+  };
 }

@@ -8,19 +8,32 @@ import {
 } from '../../store/read/mempool-lists.js';
 import { listRecentTxs } from '../../store/read/recent-txs.js';
 import type { Store } from '../../store/store.js';
+import { AnswerCache } from '../cache/answer-cache.js';
 import { pageOf } from '../render/pages.js';
 import { serializerOf } from '../render/serializer.js';
 import { mempoolTransaction, minedTransaction } from '../render/txs.js';
 import { PAGE_SIZES } from '../schemas/lists.js';
 import { getMempoolTransactionListRoute, getTransactionListRoute } from '../schemas/tx-lists.js';
 import { holds, jsonAnswer, notModified, type Answer, type Asked } from './answer.js';
-import { chainTag } from './tags.js';
+import { chainTag, tipState } from './tags.js';
 
 // GET /extended/v1/tx: recent transactions (docs/upstream.md C.6), and the mempool lists:
 // /extended/v1/tx/mempool and /extended/v1/address/{principal}/mempool (C.7, C.8). Recent txs are tagged by the
 // tip and its microblock (`unanchored` lists the stream's txs), the mempool lists by those and the mempool
-// version (they show the stream's txs as pending): a client holding the tag gets its 304 before any read. Not
-// cached: a page is a seek of an index whatever the offset (store/read/recent-txs.ts, mempool-lists.ts).
+// version (they show the stream's txs as pending): a client holding the tag gets its 304 before any read.
+//
+// Caches (docs/caching.md): each route's whole answers, under the tip and its microblock; the mempool lists'
+// also under the mempool version (every answer shows it). A page is a seek of an index whatever the offset
+// (store/read/recent-txs.ts, mempool-lists.ts), but reading and rendering its 50 txs cost 2.5-7 ms of CPU (the
+// API's and PostgreSQL's) a request on a loaded machine, its cached answer ~0.1 ms (bench finding
+// F-read-beyond-pages-kept). Recent txs page over the whole history (any offset, any types): cached from the
+// second ask of a URL, so a walk over the chain caches nothing. The mempool lists are cached when first made:
+// the mempool changes often, and an answer waiting for its second ask would seldom be cached before the next
+// change.
+
+const FILE = 'src/api/answers/tx-lists.ts';
+/** A page of 50 txs as the bench chains answer it (~80 KB), with its URL and tag. */
+const TX_PAGE_TYPICAL_BYTES = 80 * 1024;
 
 const writeTxList = serializerOf(getTransactionListRoute.schema.response[200]);
 const writeMempoolList = serializerOf(getMempoolTransactionListRoute.schema.response[200]);
@@ -72,6 +85,27 @@ interface TxListQuery {
 }
 
 export function txListAnswers(store: Store) {
+  const recentAnswers = new AnswerCache({
+    name: 'answers: recent txs',
+    file: FILE,
+    state: tipState(store),
+    cacheOnSecondAsk: true,
+    typicalAnswerBytes: TX_PAGE_TYPICAL_BYTES,
+  });
+  const mempoolAnswers = new AnswerCache({
+    name: 'answers: mempool txs',
+    file: FILE,
+    state: tipState(store),
+    showsMempool: 'every answer',
+  });
+  const principalMempoolAnswers = new AnswerCache({
+    name: 'answers: address mempool txs',
+    file: FILE,
+    state: tipState(store),
+    showsMempool: 'every answer',
+    maxBytes: 2 * 1024 * 1024,
+  });
+
   async function recent(asked: Asked, query: TxListQuery): Promise<Answer> {
     const etag = chainTag(await cachedChainState(store), { withMempool: false }) ?? undefined;
     if (etag !== undefined && holds(asked, etag)) return notModified(etag);
@@ -115,11 +149,15 @@ export function txListAnswers(store: Store) {
   }
 
   return {
-    recent,
+    caches: { recent: recentAnswers, mempool: mempoolAnswers, principalMempool: principalMempoolAnswers },
+    recent: (asked: Asked, query: TxListQuery) => recentAnswers.made(() => recent(asked, query)),
     /** The mempool, maybe filtered by principals (C.7). */
-    mempool: (asked: Asked, query: MempoolFilterQuery) => mempool(asked, mempoolFilter(query), query),
+    mempool: (asked: Asked, query: MempoolFilterQuery) =>
+      mempoolAnswers.made(() => mempool(asked, mempoolFilter(query), query)),
     /** One principal's pending txs, newest received first (C.8). */
     principalMempool: (asked: Asked, principal: string, query: MempoolListQuery) =>
-      mempool(asked, { kind: 'address', address: principal }, { ...query, order_by: 'age', order: 'desc' }),
+      principalMempoolAnswers.made(() =>
+        mempool(asked, { kind: 'address', address: principal }, { ...query, order_by: 'age', order: 'desc' }),
+      ),
   };
 }

@@ -135,7 +135,9 @@ export class AnswerCache implements CountedCache {
   async made(make: () => Promise<Answer>): Promise<Answer> {
     const before = await this.state?.read();
     const answer = await make();
-    if (!before || answer.status !== 200 || answer.etag === undefined) return answer;
+    if (!before || answer.status !== 200 || answer.etag === undefined || answer.siblingMayChange) {
+      return answer;
+    }
     if (answer.readsMempool && !this.showsMempool) {
       // the page of caches would say the mempool plays no part (a wiring mistake, found by any test)
       throw new Error(`${this.name}: an answer shows the mempool, and the cache does not declare it`);

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { tokenAnswers } from '../answers/tokens.js';
 import { getNftHoldingsRoute } from '../schemas/nft-holdings.js';
 import type { RouteOptions } from './route-options.js';
-import { send } from './send.js';
+import { answerFromCache, send } from './send.js';
 
 // GET /extended/v1/tokens/nft/holdings: answers/tokens.ts's.
 
@@ -10,7 +10,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
   const tokens = tokenAnswers(store);
   app.get(
     getNftHoldingsRoute.url,
-    { schema: getNftHoldingsRoute.schema, preValidation: getNftHoldingsRoute.preValidation },
+    {
+      schema: getNftHoldingsRoute.schema,
+      preValidation: getNftHoldingsRoute.preValidation,
+      onRequest: answerFromCache(tokens.cache),
+    },
     async (request, reply) => send(request, reply, await tokens.nftHoldings(request, request.query)),
   );
 };

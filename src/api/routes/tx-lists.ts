@@ -6,7 +6,7 @@ import {
   getTransactionListRoute,
 } from '../schemas/tx-lists.js';
 import type { RouteOptions } from './route-options.js';
-import { send } from './send.js';
+import { answerFromCache, send } from './send.js';
 
 // The transaction lists (docs/upstream.md C.6 to C.8): answers/tx-lists.ts's.
 
@@ -14,17 +14,24 @@ export const txListRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
   const lists = txListAnswers(store);
   app.get(
     getTransactionListRoute.url,
-    { schema: getTransactionListRoute.schema, preValidation: getTransactionListRoute.preValidation },
+    {
+      schema: getTransactionListRoute.schema,
+      preValidation: getTransactionListRoute.preValidation,
+      onRequest: answerFromCache(lists.caches.recent),
+    },
     async (request, reply) => send(request, reply, await lists.recent(request, request.query)),
   );
   app.get(
     getMempoolTransactionListRoute.url,
-    { schema: getMempoolTransactionListRoute.schema },
+    { schema: getMempoolTransactionListRoute.schema, onRequest: answerFromCache(lists.caches.mempool) },
     async (request, reply) => send(request, reply, await lists.mempool(request, request.query)),
   );
   app.get(
     getAddressMempoolTransactionsRoute.url,
-    { schema: getAddressMempoolTransactionsRoute.schema },
+    {
+      schema: getAddressMempoolTransactionsRoute.schema,
+      onRequest: answerFromCache(lists.caches.principalMempool),
+    },
     async (request, reply) =>
       send(request, reply, await lists.principalMempool(request, request.params.principal, request.query)),
   );

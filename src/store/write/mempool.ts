@@ -212,16 +212,17 @@ const RESOLVE_AT_TIP = resolutionStatement(
     `,
 );
 
-/** Resolves the (payer, nonce) pairs `txs` claim (see above). */
-export function resolveSameNonce(sql: TransactionSql, txs: readonly NonceClaim[]): Promise<unknown> {
-  if (txs.length === 0) return Promise.resolve();
+/** Resolves the (payer, nonce) pairs `txs` claim (see above). Gives the number of mempool rows it changed. */
+export function resolveSameNonce(sql: TransactionSql, txs: readonly NonceClaim[]): Promise<number> {
+  if (txs.length === 0) return Promise.resolve(0);
   return sql
     .unsafe(
       RESOLVE_FROM_STORED,
       [txs.map(payerOf), txs.map((t) => t.nonce), MempoolStatus.dropped_replace_by_fee],
       PREPARED,
     )
-    .execute();
+    .execute()
+    .then((result) => result.count);
 }
 
 /** Resolves the pairs that the txs of the block becoming the chain tip claim (`RESOLVE_AT_TIP`). */
