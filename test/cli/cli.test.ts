@@ -30,14 +30,14 @@ const KEYS_ACTIONS = ['create', 'list', 'revoke'];
 const timings: { what: string; ms: number }[] = [];
 after(() => {
   const summary = timings.map((t) => `${t.what} ${Math.round(t.ms)} ms`).join(', ');
-  // Reported, not asserted: wall time on a loaded machine is not a test (tsx alone takes 0.6-1.1 s here).
+  // Reported, not asserted: wall time on a loaded machine is not a test.
   process.stdout.write(`# cli timings: ${summary}\n`);
 });
 
 function assertLight(run: CliRun, what: string) {
   assert.deepEqual(heavyModulesLoaded(run), [], `${what} loaded heavy modules`);
   assert.ok(
-    run.modules.some((url) => url.endsWith('/src/cli/main.ts')),
+    run.modules.some((url) => url.endsWith('/dist/cli/main.js')),
     'the module trace works',
   );
   timings.push({ what, ms: run.ms });

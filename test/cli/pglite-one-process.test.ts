@@ -7,6 +7,7 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../src/store/db.js';
 import { DatabaseInUseError } from '../../src/store/directory-lock.js';
+import { compiledMain } from '../support/compiled.js';
 import { freePort } from '../support/postgres.js';
 import { serveEnv } from '../support/serve-config.js';
 import { sleep, startServe, type ServeProcess } from '../support/serve-process.js';
@@ -35,9 +36,9 @@ interface CliRun {
   stderr: string;
 }
 
-/** `npm run cli -- <args>` on the PGlite directory, as a user would run it beside the server. */
+/** The CLI (`npm run cli -- <args>`) on the PGlite directory, as a user would run it beside the server. */
 function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, [compiledMain(), ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
@@ -77,7 +78,7 @@ describe('PGlite: one process per directory, keys through the running server', (
     const pid = server.pid;
     const holderOf = (spelling: string) =>
       new RegExp(
-        `^error: the database directory ${spelling} is in use by process ${pid} \\(main\\.ts serve, since [^)]+\\): ` +
+        `^error: the database directory ${spelling} is in use by process ${pid} \\(main\\.js serve, since [^)]+\\): ` +
           'one process at a time may open it; stop that process first, or set PGLITE_DIR to another directory\\n$',
       );
     const holder = holderOf(dir);

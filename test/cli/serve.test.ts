@@ -16,6 +16,7 @@ import {
   silentLogger,
   stopOwnCluster,
 } from '../support/database.js';
+import { compiledMain } from '../support/compiled.js';
 import { baseUrlOf } from '../support/http.js';
 import { freePort } from '../support/postgres.js';
 import { serveConfig, serveEnv, TESTNET } from '../support/serve-config.js';
@@ -215,7 +216,7 @@ describe('serve: graceful shutdown of a real process', () => {
   test('SIGTERM: stops accepting, finishes in-flight requests and the message being applied, exits 0', async () => {
     const url = await createTestDatabaseUrl();
     const [apiPort, observerPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    child = spawn(process.execPath, [compiledMain(), 'serve'], {
       cwd: root,
       env: {
         ...process.env,

@@ -3,8 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compiledMain } from './compiled.js';
 
-// The real CLI in a child process (`node --import tsx src/cli/main.ts ...`), with the list of modules it
+// The real CLI in a child process (compiled: support/compiled.ts), with the list of modules it
 // loaded: a module-load hook (registered from a data: URL) appends every URL Node loads to a file.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -26,14 +27,14 @@ export interface CliRun {
   stderr: string;
   /** wall time from spawn to exit */
   ms: number;
-  /** URLs of the modules the process loaded (node_modules and src), in load order */
+  /** URLs of the modules the process loaded (node_modules and dist), in load order */
   modules: string[];
 }
 
 const shellQuote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
 /**
- * Runs `main.ts` with `args`. `terminal`: inside a pseudo-terminal (util-linux `script`), so stdout and
+ * Runs the CLI with `args`. `terminal`: inside a pseudo-terminal (util-linux `script`), so stdout and
  * stderr are one TTY as in an interactive shell (both then arrive in `stdout`).
  */
 export async function runCli(
@@ -42,7 +43,7 @@ export async function runCli(
 ): Promise<CliRun> {
   const dir = mkdtempSync(join(tmpdir(), 'cli-trace-'));
   const traceFile = join(dir, 'modules');
-  const node = [process.execPath, '--import', 'tsx', '--import', REGISTER_TRACE, 'src/cli/main.ts', ...args];
+  const node = [process.execPath, '--import', REGISTER_TRACE, compiledMain(), ...args];
   const [command, commandArgs] = options.terminal
     ? ['script', ['--quiet', '--return', '--command', node.map(shellQuote).join(' '), '/dev/null']]
     : [node[0], node.slice(1)];
@@ -72,12 +73,12 @@ export async function runCli(
 
 /** What a command must not load before its arguments, settings and ports are checked. */
 const HEAVY_MODULES = [
-  '/src/store/',
-  '/src/ingest/',
-  '/src/api/',
-  '/src/devnet/',
-  '/src/chain/',
-  '/src/cli/commands.ts',
+  '/dist/store/',
+  '/dist/ingest/',
+  '/dist/api/',
+  '/dist/devnet/',
+  '/dist/chain/',
+  '/dist/cli/commands.js',
   '/node_modules/fastify/',
   '/node_modules/postgres/',
   '/node_modules/@electric-sql/',

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { compiledMain } from './compiled.js';
 import { serveEnv } from './serve-config.js';
 
-// The real service in a child process (`main.ts serve`, both servers), for tests that kill it, restart it, or
+// The real service in a child process (`serve` of the compiled CLI, support/compiled.ts; both servers), for tests that kill it, restart it, or
 // load it from outside: the process a stacks-node and clients would talk to.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -61,7 +62,7 @@ async function answers(url: string): Promise<boolean> {
 /** Starts `serve` and resolves once its servers (both, unless `mode` says one) answer. */
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const modeArgs = options.mode ? [`--${options.mode}`] : [];
-  const args = [...(options.nodeFlags ?? []), '--import', 'tsx', 'src/cli/main.ts', 'serve', ...modeArgs];
+  const args = [...(options.nodeFlags ?? []), compiledMain(), 'serve', ...modeArgs];
   // `ulimit -n` in a shell that then becomes node (same pid): Node raises its soft limit to the hard one at start
   const [command, commandArgs] =
     options.fileLimit === undefined
