@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { compiledMain } from './compiled.js';
 import { serveEnv } from './serve-config.js';
 
-// The real service in a child process (`serve` of the compiled CLI, support/compiled.ts; both servers), for tests that kill it, restart it, or
-// load it from outside: the process a stacks-node and clients would talk to.
+// The real service in a child process (`serve` of the compiled CLI, support/compiled.ts; both servers), for
+// tests that kill it, restart it, or load it from outside: the process a stacks-node and clients would talk to.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -15,7 +15,7 @@ export interface ServeOptions {
   observerPort: number;
   /** more environment (e.g. TEST_PAUSE_BEFORE_COMMIT_MS) */
   env?: Record<string, string>;
-  /** how long the start may take (default 120 s: a loaded 2-core machine compiles the sources slowly) */
+  /** how long the start may take (default 120 s: a loaded 2-core machine creates a PGlite database slowly) */
   startTimeoutMs?: number;
   /** `serve --read-only` (API alone) or `serve --write-only` (observer alone); both servers by default */
   mode?: 'read-only' | 'write-only';
