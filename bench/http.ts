@@ -29,6 +29,7 @@ export async function startServer(
   kind: 'api' | 'ceiling',
   databaseUrl: string,
   checkout = ownCheckout,
+  env: Record<string, string> = {},
 ): Promise<Server> {
   const port = await freePort();
   // metrics stay on (the default, and a per-request cost) on a port of their own: two APIs run side by side
@@ -49,6 +50,7 @@ export async function startServer(
       LOG_LEVEL: 'warn',
       RATE_LIMIT_ENABLED: 'false',
       NODE_ENV: 'production',
+      ...env,
     },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -108,12 +110,26 @@ export interface HttpCase {
   endpoint: string;
   target?: Target;
   paths: string[];
+  /**
+   * Served by an API that keeps no answers (`RENDERED_ENV`): what reading and rendering each request costs,
+   * whatever the walk's size beside the caches'.
+   */
+  rendered?: boolean;
+  /**
+   * Why the case is not set beside the other chain's for the growth with history size (the two measure
+   * different things, e.g. a kept answer on one and a rendered one on the other); compared when absent.
+   */
+  notCompared?: string;
 }
+
+/** The environment of the API serving the `rendered` cases: no answer nor rendering kept (docs/caching.md). */
+export const RENDERED_ENV = { CACHE_MAX_MB: '0' };
 
 export interface HttpResult {
   name: string;
   key: string;
   family: CaseFamily;
+  notCompared?: string;
   endpoint: string;
   target?: Target;
   requests: number;
@@ -144,6 +160,8 @@ export interface HttpInputs {
   typical: { txCount: number; principals: string[] };
   /** (principal, tx) pairs of the typical principals' txs, over the history */
   typicalTxs: { principal: string; txId: string }[];
+  /** principals with more than a 50-tx page (FULL_PAGE_TXS txs or more), and their tx counts */
+  fullPages: { principal: string; txCount: number }[];
   burnHashes: string[];
   /** block hashes (search finds a block by its hash, not its index block hash) */
   searchBlockHashes: string[];
@@ -220,6 +238,7 @@ async function selectBeyondInputs(
     HttpInputs,
     | 'typical'
     | 'typicalTxs'
+    | 'fullPages'
     | 'burnHashes'
     | 'fullBlocks'
     | 'searchBlockHashes'
@@ -245,6 +264,10 @@ async function selectBeyondInputs(
     SELECT principal, tx_id FROM principal_txs
     WHERE principal = ANY(${principals.slice(0, 200)}) AND ordinal IS NOT NULL
     ORDER BY random() LIMIT ${COLD_SET}`;
+  const fullPages = await sql<{ principal: string; tx_count: number }[]>`
+    SELECT principal, tx_count FROM principal_stats
+    WHERE tx_count >= ${FULL_PAGE_TXS} AND position('.' IN principal) = 0
+    ORDER BY random() LIMIT 1000`;
   const burnHashes = await sql<{ burn_block_hash: string }[]>`
     SELECT DISTINCT burn_block_hash FROM blocks WHERE canonical ORDER BY 1`;
   const searchBlockHashes = await sql<{ block_hash: string }[]>`
@@ -268,6 +291,7 @@ async function selectBeyondInputs(
   return {
     typical: { txCount: median, principals },
     typicalTxs: typicalTxs.map((r) => ({ principal: r.principal, txId: r.tx_id })),
+    fullPages: fullPages.map((r) => ({ principal: r.principal, txCount: Number(r.tx_count) })),
     burnHashes: burnHashes.map((r) => r.burn_block_hash),
     fullBlocks: fullBlocks.map((r) => r.block_height),
     searchBlockHashes: searchBlockHashes.map((r) => r.block_hash),
@@ -445,6 +469,12 @@ const BLOCK_PAGE = 30;
 /** The offset of a deep page of a block's txs (the bench chains' blocks hold ~200). */
 const BLOCK_TXS_DEEP = 100;
 
+/** The fewest txs of a principal whose 50-tx pages the `full pages` case walks (a page at any offset is full). */
+const FULL_PAGE_TXS = 60;
+
+/** How many pages the `full pages` case walks: (principal, offset) pairs over every principal chosen. */
+const FULL_PAGES_WALK = 2000;
+
 /** A tenth of the way from the end of a list of `total` items: a deep page of size `limit`. */
 const deepPageOffset = (total: number, limit: number) => Math.max(0, Math.floor(total * 0.9) - limit);
 const count = (n: number) => n.toLocaleString('en-US');
@@ -454,6 +484,12 @@ const count = (n: number) => n.toLocaleString('en-US');
  * the median tx count), the first page and a deep one (90% into the list) of each list, cold walks for single
  * objects. No per-case target here: the suite sets each beside the bare route of its run, and the large chain
  * beside the small one (`key` names the case on both).
+ *
+ * A cold walk of the small chain (50 blocks, 25 burn blocks, 2,056 txs of its busiest) fits the API's caches,
+ * of the large one (5,000 blocks...) does not: the pair would set a kept answer beside a rendered one. So such a
+ * walk is compared across chains `rendered`, asked of an API that keeps nothing, and its kept figure is shown
+ * but not compared; likewise the typical principal's pages (1 tx on the small chain, 50 on the large), compared
+ * as `full pages`: 50-tx pages of principals with more, at offsets over their lists, rendered on both chains.
  */
 function beyondCases(inputs: HttpInputs): HttpCase[] {
   const busy = inputs.busy.principal;
@@ -463,8 +499,19 @@ function beyondCases(inputs: HttpInputs): HttpCase[] {
   const typicalDeep = deepPageOffset(inputs.typical.txCount, 50);
   const burnBlocks = inputs.burnHeights.length;
   const cases: HttpCase[] = [];
-  const add = (key: string, detail: string, endpoint: string, paths: string[]) =>
-    cases.push({ key, name: detail ? `${key} (${detail})` : key, endpoint, paths });
+  const add = (
+    key: string,
+    detail: string,
+    endpoint: string,
+    paths: string[],
+    options: Pick<HttpCase, 'rendered' | 'notCompared'> = {},
+  ) => cases.push({ key, name: detail ? `${key} (${detail})` : key, endpoint, paths, ...options });
+  const KEPT_ON_SMALL = "a walk the small chain's caches hold: compared rendered";
+  /** A cold walk: kept where the caches hold it (not compared), and rendered (compared). */
+  const addCold = (key: string, detail: string, endpoint: string, paths: string[]) => {
+    add(key, detail, endpoint, paths, { notCompared: KEPT_ON_SMALL });
+    add(`${key}, rendered`, detail, endpoint, paths, { rendered: true });
+  };
 
   const addressTxs = 'GET /extended/v2/addresses/:address/transactions';
   add('v2 address txs limit 50, busiest, first page', `${count(inputs.busy.txCount)} txs`, addressTxs, [
@@ -473,17 +520,44 @@ function beyondCases(inputs: HttpInputs): HttpCase[] {
   add('v2 address txs limit 50, busiest, deep page', `offset ${count(busyDeep)}`, addressTxs, [
     `/extended/v2/addresses/${busy}/transactions?limit=50&offset=${busyDeep}`,
   ]);
-  add('v2 address txs limit 50, typical, first page', `~${typicalCount} txs each`, addressTxs, [
-    ...typical.map((p) => `/extended/v2/addresses/${p}/transactions?limit=50`),
-  ]);
-  add('v2 address txs limit 50, typical, deep page', `offset ${count(typicalDeep)}`, addressTxs, [
-    ...typical.map((p) => `/extended/v2/addresses/${p}/transactions?limit=50&offset=${typicalDeep}`),
-  ]);
+  const typicalNotCompared = {
+    notCompared:
+      'pages of the median principal: 1 tx on the small chain, 50 on the large: compared as full pages',
+  };
+  add(
+    'v2 address txs limit 50, typical, first page',
+    `~${typicalCount} txs each`,
+    addressTxs,
+    typical.map((p) => `/extended/v2/addresses/${p}/transactions?limit=50`),
+    typicalNotCompared,
+  );
+  add(
+    'v2 address txs limit 50, typical, deep page',
+    `offset ${count(typicalDeep)}`,
+    addressTxs,
+    typical.map((p) => `/extended/v2/addresses/${p}/transactions?limit=50&offset=${typicalDeep}`),
+    typicalNotCompared,
+  );
+  const full = inputs.fullPages;
+  if (full.length > 0) {
+    add(
+      'v2 address txs limit 50, full pages, rendered',
+      `${count(full.length)} principals of ${FULL_PAGE_TXS}+ txs`,
+      addressTxs,
+      Array.from({ length: FULL_PAGES_WALK }, (_, i) => {
+        const { principal, txCount } = full[i % full.length];
+        // offsets spread over the list: 0 to the last full page
+        const offset = Math.floor((((i * 7919) % 1000) / 1000) * (txCount - 50 + 1));
+        return `/extended/v2/addresses/${principal}/transactions?limit=50&offset=${offset}`;
+      }),
+      { rendered: true },
+    );
+  }
   const events = 'GET /extended/v2/addresses/:address/transactions/:tx_id/events';
-  add('v2 address tx events, busiest, cold txs', `${count(inputs.busyTxs.length)} txs`, events, [
+  addCold('v2 address tx events, busiest, cold txs', `${count(inputs.busyTxs.length)} txs`, events, [
     ...inputs.busyTxs.map((id) => `/extended/v2/addresses/${busy}/transactions/${id}/events`),
   ]);
-  add('v2 address tx events, typical, cold txs', `${count(inputs.typicalTxs.length)} txs`, events, [
+  addCold('v2 address tx events, typical, cold txs', `${count(inputs.typicalTxs.length)} txs`, events, [
     ...inputs.typicalTxs.map((t) => `/extended/v2/addresses/${t.principal}/transactions/${t.txId}/events`),
   ]);
 
@@ -497,13 +571,13 @@ function beyondCases(inputs: HttpInputs): HttpCase[] {
     burnList,
     [`/extended/v2/burn-blocks?limit=${BLOCK_PAGE}&offset=${deepPageOffset(burnBlocks, BLOCK_PAGE)}`],
   );
-  add(
+  addCold(
     'burn block by height or hash, cold',
     `${count(burnBlocks)} burn blocks`,
     'GET /extended/v2/burn-blocks/:height_or_hash',
     inputs.burnHeights.map((h, i) => `/extended/v2/burn-blocks/${i % 2 === 0 ? h : inputs.burnHashes[i]}`),
   );
-  add(
+  addCold(
     "burn block's blocks, cold",
     `${count(burnBlocks)} burn blocks`,
     'GET /extended/v2/burn-blocks/:height_or_hash/blocks',
@@ -519,10 +593,10 @@ function beyondCases(inputs: HttpInputs): HttpCase[] {
     [`/extended/v2/blocks?limit=${BLOCK_PAGE}&cursor=${inputs.deepBlock.indexBlockHash}`],
   );
   const blockTxs = 'GET /extended/v2/blocks/:height_or_hash/transactions';
-  add("block's txs limit 50, cold, first page", `${count(inputs.heights.length)} blocks`, blockTxs, [
+  addCold("block's txs limit 50, cold, first page", `${count(inputs.heights.length)} blocks`, blockTxs, [
     ...inputs.heights.map((h) => `/extended/v2/blocks/${h}/transactions?limit=50`),
   ]);
-  add(
+  addCold(
     `block's txs limit 50, cold, offset ${BLOCK_TXS_DEEP}`,
     `${count(inputs.fullBlocks.length)} blocks`,
     blockTxs,
@@ -670,6 +744,7 @@ export async function runCase(
     name: c.name,
     key: c.key ?? c.name,
     family: c.family ?? 'ten',
+    ...(c.notCompared ? { notCompared: c.notCompared } : {}),
     endpoint: c.endpoint,
     target: c.target,
     requests,

@@ -25,6 +25,7 @@ import {
   runCase,
   selectInputs,
   startServer,
+  RENDERED_ENV,
   type HttpCase,
   type HttpInputs,
   type Server,
@@ -256,7 +257,7 @@ async function main() {
       // the ceiling cases (the suite's and this tool's) are served by the ceiling server of this checkout
       const server = c.endpoint.startsWith('ceiling:')
         ? await startServer('ceiling', served.url)
-        : await startServer('api', served.url, values.checkout);
+        : await startServer('api', served.url, values.checkout, c.rendered ? RENDERED_ENV : {});
       let result;
       let statements: StatementRow[];
       try {

@@ -42,6 +42,7 @@ import {
   LOOKUP_CEILING,
   type CaseFamily,
   httpCases,
+  RENDERED_ENV,
   runCase,
   selectInputs,
   startServer,
@@ -261,9 +262,18 @@ async function main() {
       if (bareCase) cases.push({ ...bareCase, name: `${bareCase.name}, again at the end`, key: undefined });
       const api = await startServer('api', url);
       const ceiling = await startServer('ceiling', url);
+      // the cases asked of an API that keeps no answers (HttpCase.rendered)
+      const rendered = cases.some((hc) => hc.rendered)
+        ? await startServer('api', url, undefined, RENDERED_ENV)
+        : undefined;
       try {
         for (const hc of cases) {
-          const server = hc.endpoint === BARE_CEILING || hc.endpoint === LOOKUP_CEILING ? ceiling : api;
+          const server =
+            hc.endpoint === BARE_CEILING || hc.endpoint === LOOKUP_CEILING
+              ? ceiling
+              : hc.rendered && rendered
+                ? rendered
+                : api;
           const r = await runCase(server.base, hc, {
             seconds: SECONDS,
             warmupSeconds: WARMUP,
@@ -280,6 +290,7 @@ async function main() {
       } finally {
         await api.stop();
         await ceiling.stop();
+        await rendered?.stop();
       }
       runs.push({
         label: c.label,
@@ -426,7 +437,7 @@ function growthOf(runs: ChainRun[], family: CaseFamily): Growth[] {
     h.requests > 0 ? Math.round(((h.cpuSeconds.server + h.cpuSeconds.postgres) * 1e6) / h.requests) : 0;
   return large.http.flatMap((l) => {
     const s = small.http.find((h) => h.key === l.key);
-    if (l.family !== family || !s) return [];
+    if (l.family !== family || !s || l.notCompared) return [];
     const shareOfBare = {
       small: s.reqPerSec / smallBare,
       large: l.reqPerSec / largeBare,

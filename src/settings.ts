@@ -83,9 +83,9 @@ export const settings = {
     doc: 'open connections to the read API per client IP (IPv6: per /64) at most; TRUSTED_PROXIES are not limited per IP',
   },
   CACHE_MAX_MB: {
-    schema: { type: 'integer', minimum: 1, maximum: 65536 },
+    schema: { type: 'integer', minimum: 0, maximum: 65536 },
     default: 128,
-    doc: 'memory the read API may spend on cached answers and renderings, all routes together, in MiB (counted by what they retain)',
+    doc: 'memory the read API may spend on cached answers and renderings, all routes together, in MiB (counted by what they retain); 0 keeps none',
   },
   PUSH_ENABLED: {
     schema: { type: 'boolean' },

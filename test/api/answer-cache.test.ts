@@ -6,6 +6,7 @@ import { AnswerCache, type AnswerCacheOptions } from '../../src/api/cache/answer
 import { ENTRY_BYTES } from '../../src/api/cache/entry-bytes.js';
 import { answerFromCache, send } from '../../src/api/routes/send.js';
 import { CacheRegistry } from '../../src/caches.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { freshApiServer, startTestApi } from '../support/api.js';
 import { addressOf, ev, transferTx } from '../support/chain.js';
 import { stopOwnCluster } from '../support/database.js';
@@ -101,6 +102,16 @@ describe('answers cached by their ETag', () => {
     huge.set('g', '/huge', body(20 * ENTRY_BYTES));
     assert.equal(huge.size, 0);
     assert.equal(memory.bytes, before);
+    // a bound of 0 (CACHE_MAX_MB=0, as the bench's rendered cases serve) keeps nothing: every answer is made anew
+    assert.equal(loadConfig({ CACHE_MAX_MB: '0' }).CACHE_MAX_MB, 0);
+    assert.throws(() => loadConfig({ CACHE_MAX_MB: '-1' }), ConfigError);
+    const none = new CacheRegistry(0);
+    const unkept = answerCache({ registry: none });
+    unkept.get('g', '/');
+    unkept.set('g', '/a', body(1));
+    assert.equal(unkept.get('g', '/a'), undefined);
+    assert.equal(unkept.size, 0);
+    assert.equal(none.bytes, 0);
   });
 
   test('cacheOnSecondAsk: cached on the second ask of a key under a generation; a long walk caches nothing', () => {
