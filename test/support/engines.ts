@@ -76,7 +76,8 @@ const checkout = fileURLToPath(new URL('../../', import.meta.url));
 const everySuiteOnPglite = process.env.TEST_PGLITE === 'all';
 
 function smokeOf(testFileUrl: string): Smoke | undefined {
-  return PGLITE_SMOKE[relative(checkout, fileURLToPath(testFileUrl))];
+  // a test file runs compiled (test/run.ts): its .js stands for the .ts named here
+  return PGLITE_SMOKE[relative(checkout, fileURLToPath(testFileUrl)).replace(/\.js$/, '.ts')];
 }
 
 /** The engines the suites of a test file run on: pass the file's `import.meta.url`. */
