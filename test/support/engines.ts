@@ -76,8 +76,7 @@ const checkout = fileURLToPath(new URL('../../', import.meta.url));
 const everySuiteOnPglite = process.env.TEST_PGLITE === 'all';
 
 function smokeOf(testFileUrl: string): Smoke | undefined {
-  // a test file runs compiled (test/run.ts): its .js stands for the .ts named here
-  return PGLITE_SMOKE[relative(checkout, fileURLToPath(testFileUrl)).replace(/\.js$/, '.ts')];
+  return PGLITE_SMOKE[relative(checkout, fileURLToPath(testFileUrl))];
 }
 
 /** The engines the suites of a test file run on: pass the file's `import.meta.url`. */

@@ -18,15 +18,12 @@ export class FileDurations {
     stream.on('test:fail', take);
   }
 
-  /** The table, from `root`'s point of view, naming each file by its source (the .ts of a compiled .js). */
+  /** The table, from `root`'s point of view. */
   table(root: string): string {
     const rows = [...this.byFile].sort((a, b) => b[1] - a[1]);
     return [
       `\ntime per test file, slowest first (${rows.length} files):`,
-      ...rows.map(
-        ([file, ms]) =>
-          `${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(root, file).replace(/\.js$/, '.ts')}`,
-      ),
+      ...rows.map(([file, ms]) => `${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(root, file)}`),
       '',
     ].join('\n');
   }
