@@ -271,9 +271,7 @@ async function main() {
           const server =
             hc.endpoint === BARE_CEILING || hc.endpoint === LOOKUP_CEILING
               ? ceiling
-              : hc.rendered && rendered
-                ? rendered
-                : api;
+              : (hc.rendered ? rendered : api)!;
           const r = await runCase(server.base, hc, {
             seconds: SECONDS,
             warmupSeconds: WARMUP,
